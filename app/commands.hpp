@@ -1,0 +1,18 @@
+#pragma once
+// Subcommands: each registers itself on the app and returns how to run it.
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace headspec::app {
+
+struct Command {
+  CLI::App* sub = nullptr;
+  /// Runs the parsed command with the full command line (kept in sidecars); returns the exit status.
+  std::function<int(const std::vector<std::string>& argv)> run;
+};
+
+Command add_simulate_command(CLI::App& app);
+
+}  // namespace headspec::app

@@ -1,0 +1,122 @@
+#include "options.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+
+#include "headspec/errors.hpp"
+#include "headspec/io.hpp"
+
+namespace headspec::app {
+
+void add_model_options(CLI::App* app, ModelOptions& o) {
+  app->add_option("--prior", o.prior, "prior on θ: flip | gauss | spike | mixture:FILE")->capture_default_str();
+  app->add_option("--nu", o.nu, "signal strengths ν_f, comma-separated; F is their count")->capture_default_str();
+  app->add_option("--L", o.L, "sequence length")->capture_default_str();
+  app->add_option("--H", o.H, "number of heads")->capture_default_str();
+  app->add_option("--activation", o.activation, "softmax | softmax1 | bsoftmax | linear")->capture_default_str();
+  app->add_option("--readout", o.readout, "learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)")
+      ->capture_default_str();
+  app->add_option("--readout-lr", o.readout_lr, "readout learning rate η_c (default: η)");
+  app->add_option("--lr", o.lr, "learning rate η")->capture_default_str();
+  app->add_option("--batch", o.batch, "mini-batch size B")->capture_default_str();
+  app->add_option("--noise", o.noise, "label noise variance Δ")->capture_default_str();
+  app->add_option("--q0", o.q0, "initial key variance")->capture_default_str();
+}
+
+void add_run_options(CLI::App* app, RunOptions& o) {
+  app->add_option("--T", o.T, "horizon in t = n/D")->capture_default_str();
+  app->add_option("--record-every", o.record_every, "recording interval in t")->capture_default_str();
+  app->add_option("--seed", o.seed, "random seed; run k uses seed + k")->capture_default_str();
+  app->add_option("--out", o.out, "CSV output file (stdout if absent); FILE.json gets every parameter");
+}
+
+std::vector<double> parse_list(const std::string& text, const std::string& flag) {
+  std::vector<double> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    while (used < item.size() && std::isspace(static_cast<unsigned char>(item[used]))) ++used;
+    if (item.empty() || used != item.size())
+      throw UsageError(fmt::format("{}: '{}' is not a number", flag, item));
+    out.push_back(v);
+  }
+  if (out.empty() || (!text.empty() && text.back() == ','))
+    throw UsageError(fmt::format("{}: expected comma-separated numbers, got '{}'", flag, text));
+  return out;
+}
+
+ModelSpec make_model(const ModelOptions& o) {
+  ModelSpec m;
+  const auto nu = parse_list(o.nu, "--nu");
+  m.prior = Prior::parse(o.prior, Eigen::Map<const Eigen::VectorXd>(nu.data(), static_cast<Eigen::Index>(nu.size())));
+  m.activation = parse_activation(o.activation);
+  m.readout = parse_readout(o.readout);
+  m.L = o.L;
+  m.H = o.H;
+  m.lr = o.lr;
+  m.readout_lr = o.lr;
+  if (!o.readout_lr.empty()) {
+    const auto v = parse_list(o.readout_lr, "--readout-lr");
+    if (v.size() != 1) throw UsageError("--readout-lr: expected one number");
+    m.readout_lr = v[0];
+  }
+  m.batch = o.batch;
+  m.noise = o.noise;
+  m.q0 = o.q0;
+  m.validate();
+  return m;
+}
+
+void validate_run(const RunOptions& o) {
+  if (!(std::isfinite(o.T) && o.T >= 0)) throw UsageError(fmt::format("--T: horizon must be >= 0, got {}", o.T));
+  if (!(std::isfinite(o.record_every) && o.record_every > 0))
+    throw UsageError(fmt::format("--record-every: must be > 0, got {}", o.record_every));
+  if (o.T / o.record_every > 1e7) throw UsageError("--record-every: more than 10^7 records; choose a larger interval");
+  if (o.seed < 0 || o.seed > 0xFFFFFFFFLL) throw UsageError(fmt::format("--seed: must be in [0, 2^32), got {}", o.seed));
+  if (!o.out.empty()) check_output_path(o.out, "--out");
+}
+
+void write_output(const RunOptions& run, const std::string& csv, const nlohmann::json& sidecar) {
+  if (run.out.empty()) {
+    std::cout << csv << std::flush;
+    return;
+  }
+  write_file_atomic(run.out + ".json", sidecar.dump(2) + "\n");
+  write_file_atomic(run.out, csv);
+}
+
+Progress::Progress(std::string label, double total)
+    : label_(std::move(label)), total_(total), enabled_(isatty(STDERR_FILENO) == 1) {}
+
+void Progress::update(const std::string& what, double done) {
+  if (!enabled_) return;
+  static std::mutex mutex;
+  std::unique_lock lock(mutex, std::try_to_lock);
+  if (!lock) return;
+  const long long now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+  if (now - last_ms_ < 200) return;
+  last_ms_ = now;
+  std::cerr << fmt::format("\r{}: {} ({:.0f}%)   ", label_, what, total_ > 0 ? 100.0 * done / total_ : 100.0)
+            << std::flush;
+}
+
+void Progress::finish() {
+  if (enabled_) std::cerr << "\r\033[K" << std::flush;
+}
+
+}  // namespace headspec::app

@@ -1,0 +1,55 @@
+#pragma once
+// The dense engine: online SGD with tokens in R^D (MODEL.md §1–4), the ground truth
+// that the reduced and asymptotic engines are checked against.
+#include <memory>
+#include <vector>
+
+#include "headspec/kernel.hpp"
+#include "headspec/model.hpp"
+#include "headspec/simulation.hpp"
+
+namespace headspec {
+
+class DenseEngine final : public SgdEngine {
+ public:
+  /// Coordinates are processed in chunks of this many (a multiple of the Gaussian
+  /// group size): partial sums are added in chunk order, so the result does not depend
+  /// on the number of threads.
+  static constexpr int64_t kChunk = 1024;
+
+  /// u_f = √D e_f, v* = √D e_{F+1}; keys k_h ~ N(0, q0 I_D) from the stream (seed, KeyInit).
+  DenseEngine(const ModelSpec& model, int64_t D, uint32_t seed);
+
+  void step(uint64_t n) override;
+  OrderParameters order_parameters() const override;
+
+  /// Keys, H rows of D (row-major); writable for tests that start from a given state.
+  std::vector<double>& keys() { return keys_; }
+  const std::vector<double>& keys() const { return keys_; }
+  Eigen::VectorXd& readout() { return c_; }
+  int64_t D() const { return D_; }
+
+  static EngineFactory factory(const ModelSpec& model, int64_t D);
+
+ private:
+  // One sample of step n, batch slot b: draws its tokens into tokens_, returns the
+  // gradient coefficients G = r J (H×L) and adds r·o to the readout gradient.
+  void sample_gradient(uint64_t n, int b, RowMatrix& G);
+  void add_tokens_times(double scale, const RowMatrix& coef, double* target) const;
+
+  const ModelSpec& model_;
+  int64_t D_;
+  int F_, H_, L_;
+  uint32_t seed_;
+  int64_t chunks_;
+  std::vector<double> keys_;     // H × D
+  std::vector<double> tokens_;   // L × D, the current sample
+  std::vector<double> batch_grad_;  // H × D, mini-batch accumulator (B > 1 only)
+  std::vector<double> partial_;  // chunks × H × L partial scores
+  Eigen::VectorXd c_, c_grad_;
+  AttentionKernel kernel_;
+  RowMatrix S_, G_, J_;
+  Eigen::VectorXd g_, theta_;
+};
+
+}  // namespace headspec

@@ -1,0 +1,45 @@
+#pragma once
+// The per-sample computation shared by every engine (MODEL.md §3–4, §7): from the
+// low-dimensional projections of one sample — scores S (H×L), values g (L) — to the
+// attention A, the output ŷ and the Jacobian ∂ŷ/∂S. Engines only differ in how they
+// produce S and g and how they apply the resulting updates.
+#include <Eigen/Dense>
+
+#include "headspec/activation.hpp"
+
+namespace headspec {
+
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+class AttentionKernel {
+ public:
+  AttentionKernel(Activation activation, int H, int L);
+
+  /// Forward pass for scores S (H×L), values g (L) and readout c (H). Every
+  /// normalisation uses log-sum-exp, so scores of any size give finite weights.
+  void forward(const RowMatrix& S, const Eigen::VectorXd& g, const Eigen::VectorXd& c);
+
+  /// out = Φ v, i.e. out_hℓ = Σ_ℓ' Φ_hℓ,ℓ' v_ℓ' where ∂ŷ/∂s_hℓ = Σ_ℓ' Φ_hℓ,ℓ' g_ℓ'
+  /// (MODEL.md §7). With v = g this is J = ∂ŷ/∂S; with v = e it is P of §7.
+  void apply_jacobian(const Eigen::VectorXd& v, RowMatrix& out) const;
+
+  /// One entry Φ_hℓ,ℓ' of the linear map above (MODEL.md §7).
+  double phi(int h, int l, int lp) const;
+
+  const RowMatrix& attention() const { return A_; }          ///< A = σ(S), H×L
+  const Eigen::VectorXd& position_weights() const { return a_; }  ///< a_ℓ = Σ_h c_h A_hℓ
+  const Eigen::VectorXd& head_outputs() const { return o_; }  ///< o_h = Σ_ℓ A_hℓ g_ℓ = ∂ŷ/∂c_h
+  double output() const { return yhat_; }                     ///< ŷ = Σ_h c_h o_h
+  Activation activation() const { return activation_; }
+  int H() const { return H_; }
+  int L() const { return L_; }
+
+ private:
+  Activation activation_;
+  int H_, L_;
+  RowMatrix A_;
+  Eigen::VectorXd a_, o_, c_;
+  double yhat_ = 0;
+};
+
+}  // namespace headspec

@@ -1,0 +1,32 @@
+#pragma once
+// The model's parameters, shared by every engine (MODEL.md §1–4).
+#include <Eigen/Dense>
+#include <nlohmann/json_fwd.hpp>
+
+#include "headspec/activation.hpp"
+#include "headspec/prior.hpp"
+
+namespace headspec {
+
+struct ModelSpec {
+  Prior prior = Prior::flip(Eigen::Vector2d(2.0, 2.0));
+  Activation activation = Activation::Softmax;
+  Readout readout = Readout::Learned;
+  int L = 10;               ///< sequence length
+  int H = 2;                ///< heads
+  double lr = 1.0;          ///< η
+  double readout_lr = 1.0;  ///< η_c (learned readout)
+  int batch = 1;            ///< B
+  double noise = 0.0;       ///< label noise Δ
+  double q0 = 1.0;          ///< initial key variance
+
+  int F() const { return prior.F(); }
+  /// c(0): 1/H for learned and mean, 1 for sum (MODEL.md §3).
+  Eigen::VectorXd initial_readout() const;
+  /// Throws UsageError naming the flag of the first inconsistent value.
+  void validate() const;
+  /// Every parameter, for JSON sidecars.
+  void to_json(nlohmann::json& j) const;
+};
+
+}  // namespace headspec

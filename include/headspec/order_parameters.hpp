@@ -1,0 +1,37 @@
+#pragma once
+// Order parameters (MODEL.md §5): everything the theory tracks, and what every engine records.
+#include <Eigen/Dense>
+#include <string>
+#include <vector>
+
+namespace headspec {
+
+struct OrderParameters {
+  Eigen::MatrixXd M;  ///< H×F, M_hf = k_h·u_f/D
+  Eigen::VectorXd R;  ///< H,   R_h = k_h·v*/D
+  Eigen::MatrixXd Q;  ///< H×H, Q_hh' = k_h·k_h'/D
+  Eigen::VectorXd c;  ///< H,   readout weights
+
+  int H() const { return static_cast<int>(M.rows()); }
+  int F() const { return static_cast<int>(M.cols()); }
+  /// Q⊥ = Q − MMᵀ − RRᵀ: covariance of the key scores' noise part (MODEL.md §5).
+  Eigen::MatrixXd orthogonal() const;
+  /// Cosine similarity between heads h and g: Q_hg / √(Q_hh Q_gg).
+  double cosine(int h, int g) const;
+  bool all_finite() const;
+};
+
+/// One recorded point of a trajectory.
+struct Record {
+  int run = 0;
+  double t = 0;
+  double loss = 0;  ///< population error ε (MODEL.md §4)
+  OrderParameters op;
+};
+
+/// The CSV columns of INTERFACE.md: run,t,loss,M_h_f…,R_h…,Q_h_g (g ≥ h)…,[c_h…],ortho_h…,cos_h_g (h < g)…
+std::vector<std::string> csv_columns(int H, int F, bool with_readout);
+/// The values of one row, in the order of csv_columns (run and t excluded).
+void append_csv_values(const Record& r, bool with_readout, std::vector<double>& out);
+
+}  // namespace headspec

@@ -1,0 +1,54 @@
+#pragma once
+// Counter-based random numbers (Philox4x32-10 from Random123).
+//
+// Every number is a pure function of (seed, purpose, lane, step, index): streams never
+// share state, so results do not depend on the order in which threads draw them.
+#include <cstddef>
+#include <cstdint>
+
+namespace headspec {
+
+/// What a stream is used for; part of the Philox key, so purposes never overlap.
+enum class Purpose : uint32_t {
+  KeyInit = 1,     ///< initial keys
+  Train = 2,       ///< training samples
+  Test = 3,        ///< fresh samples for the population error
+  MonteCarlo = 4,  ///< samples of the theory's expectations
+  Data = 5,        ///< data-set manipulations (splits, choices)
+};
+
+/// Identity of one stream: seed (32 bits), purpose, lane (32 bits), step (64 bits).
+struct StreamId {
+  uint32_t seed = 1;
+  Purpose purpose = Purpose::Train;
+  uint32_t lane = 0;
+  uint64_t step = 0;
+};
+
+/// Writes out[i] = N(0,1) number (first + i) of the stream, i < n. Each value depends only
+/// on (id, index): filling [0, 100) at once or in pieces gives the same bits.
+/// Box–Muller on 53-bit uniforms; one Philox block gives two normals.
+void fill_normal(const StreamId& id, uint64_t first, double* out, std::size_t n);
+
+/// Writes out[i] = U(0,1) number (first + i) of the stream (53-bit, never 0 or 1).
+void fill_uniform(const StreamId& id, uint64_t first, double* out, std::size_t n);
+
+/// Sequential scalar draws from one stream (uniforms and normals come from two
+/// sub-lanes of it, so interleaving them never makes two draws share bits).
+class RandomStream {
+ public:
+  explicit RandomStream(StreamId id);
+  double uniform();               ///< U(0,1), open interval
+  double normal();                ///< N(0,1)
+  uint32_t below(uint32_t n);     ///< uniform integer in [0, n)
+  bool coin() { return uniform() < 0.5; }
+
+ private:
+  StreamId uniform_id_, normal_id_;
+  uint64_t uniform_next_ = 0, normal_next_ = 0;
+  static constexpr int kBuffer = 128;  // one whole group of fill_normal
+  double ubuf_[kBuffer], nbuf_[kBuffer];
+  int upos_ = kBuffer, npos_ = kBuffer;
+};
+
+}  // namespace headspec

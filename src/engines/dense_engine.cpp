@@ -1,0 +1,161 @@
+#include "headspec/dense_engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "headspec/random.hpp"
+
+namespace headspec {
+
+DenseEngine::DenseEngine(const ModelSpec& model, int64_t D, uint32_t seed)
+    : model_(model),
+      D_(D),
+      F_(model.F()),
+      H_(model.H),
+      L_(model.L),
+      seed_(seed),
+      chunks_((D + kChunk - 1) / kChunk),
+      keys_(static_cast<std::size_t>(H_ * D)),
+      tokens_(static_cast<std::size_t>(L_ * D)),
+      partial_(static_cast<std::size_t>(chunks_ * H_ * L_)),
+      c_(model.initial_readout()),
+      c_grad_(Eigen::VectorXd::Zero(H_)),
+      kernel_(model.activation, H_, L_),
+      S_(H_, L_),
+      G_(H_, L_),
+      J_(H_, L_),
+      g_(L_),
+      theta_(F_) {
+  if (model.batch > 1) batch_grad_.assign(static_cast<std::size_t>(H_ * D), 0.0);
+  const double sd = std::sqrt(model.q0);
+  for (int h = 0; h < H_; ++h) {
+    double* row = keys_.data() + h * D_;
+    fill_normal(StreamId{seed_, Purpose::KeyInit, static_cast<uint32_t>(h), 0}, 0, row, static_cast<std::size_t>(D_));
+    for (int64_t d = 0; d < D_; ++d) row[d] *= sd;
+  }
+}
+
+EngineFactory DenseEngine::factory(const ModelSpec& model, int64_t D) {
+  return [&model, D](uint32_t seed) { return std::make_unique<DenseEngine>(model, D, seed); };
+}
+
+// Stream layout of step n, batch slot b: lane b(L+1)+ℓ holds token ℓ's D noise
+// coordinates, lane b(L+1)+L the sample's ℓ*, θ and label noise.
+void DenseEngine::sample_gradient(uint64_t n, int b, RowMatrix& G) {
+  const uint32_t base = static_cast<uint32_t>(b * (L_ + 1));
+  RandomStream scalars(StreamId{seed_, Purpose::Train, base + static_cast<uint32_t>(L_), n});
+  const int lstar = static_cast<int>(scalars.below(L_));
+  model_.prior.sample(scalars, theta_.data());
+  const double xi = model_.noise > 0 ? scalars.normal() : 0.0;
+
+  const int64_t D = D_;
+  const int H = H_, L = L_;
+  double* tokens = tokens_.data();
+  const double* keys = keys_.data();
+  double* partial = partial_.data();
+  // Draw the tokens chunk by chunk and form partial scores Σ_d k_hd x_ℓd.
+#pragma omp parallel for schedule(static)
+  for (int64_t ch = 0; ch < chunks_; ++ch) {
+    const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
+    double* part = partial + ch * H * L;
+    for (int l = 0; l < L; ++l) {
+      double* x = tokens + l * D + d0;
+      fill_normal(StreamId{seed_, Purpose::Train, base + static_cast<uint32_t>(l), n}, static_cast<uint64_t>(d0), x,
+                  static_cast<std::size_t>(len));
+      // x_ℓ* += Σ_f θ_f u_f/√D = θ_f on coordinate f (MODEL.md §1).
+      if (l == lstar)
+        for (int f = 0; f < F_; ++f)
+          if (f >= d0 && f < d0 + len) x[f - d0] += theta_[f];
+      for (int h = 0; h < H; ++h) {
+        const double* k = keys + h * D + d0;
+        double acc = 0;
+#pragma omp simd reduction(+ : acc)
+        for (int64_t d = 0; d < len; ++d) acc += k[d] * x[d];
+        part[h * L + l] = acc;
+      }
+    }
+  }
+  const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));
+  S_.setZero();
+  for (int64_t ch = 0; ch < chunks_; ++ch)
+    S_ += Eigen::Map<const RowMatrix>(partial + ch * H * L, H, L);
+  S_ *= inv_sqrt_d;
+  for (int l = 0; l < L; ++l) g_[l] = tokens[l * D + F_];  // g_ℓ = x_ℓ·v*/√D
+
+  kernel_.forward(S_, g_, c_);
+  const double y = g_[lstar] + std::sqrt(model_.noise) * xi;
+  const double r = kernel_.output() - y;
+  kernel_.apply_jacobian(g_, J_);
+  G = r * J_;
+  if (model_.readout == Readout::Learned) c_grad_ += r * kernel_.head_outputs();
+}
+
+// target_h −= scale Σ_ℓ coef_hℓ x_ℓ for every head h (target is H × D).
+void DenseEngine::add_tokens_times(double scale, const RowMatrix& coef, double* target) const {
+  const int64_t D = D_;
+  const int H = H_, L = L_;
+  const double* tokens = tokens_.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t ch = 0; ch < chunks_; ++ch) {
+    const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
+    for (int h = 0; h < H; ++h) {
+      double* k = target + h * D + d0;
+      for (int l = 0; l < L; ++l) {
+        const double a = scale * coef(h, l);
+        const double* x = tokens + l * D + d0;
+#pragma omp simd
+        for (int64_t d = 0; d < len; ++d) k[d] -= a * x[d];
+      }
+    }
+  }
+}
+
+// k_h ← k_h − (η/B) Σ_b r J_hℓ x_ℓ/√D (MODEL.md §4); c_h ← c_h − (η_c/(B D)) Σ_b r o_h (§3).
+void DenseEngine::step(uint64_t n) {
+  const int B = model_.batch;
+  const double scale = model_.lr / (B * std::sqrt(static_cast<double>(D_)));
+  c_grad_.setZero();
+  if (B == 1) {
+    sample_gradient(n, 0, G_);
+    add_tokens_times(scale, G_, keys_.data());
+  } else {
+    std::fill(batch_grad_.begin(), batch_grad_.end(), 0.0);
+    for (int b = 0; b < B; ++b) {
+      sample_gradient(n, b, G_);
+      add_tokens_times(-1.0, G_, batch_grad_.data());  // accumulates +Σ_ℓ G_hℓ x_ℓ
+    }
+    for (std::size_t i = 0; i < keys_.size(); ++i) keys_[i] -= scale * batch_grad_[i];
+  }
+  if (model_.readout == Readout::Learned) c_ -= (model_.readout_lr / (B * static_cast<double>(D_))) * c_grad_;
+}
+
+OrderParameters DenseEngine::order_parameters() const {
+  OrderParameters op;
+  const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D_));
+  op.M.resize(H_, F_);
+  op.R.resize(H_);
+  for (int h = 0; h < H_; ++h) {
+    const double* k = keys_.data() + h * D_;
+    for (int f = 0; f < F_; ++f) op.M(h, f) = k[f] * inv_sqrt_d;  // k_h·u_f/D
+    op.R[h] = k[F_] * inv_sqrt_d;                                  // k_h·v*/D
+  }
+  // Q = K Kᵀ/D, summed chunk by chunk in a fixed order.
+  op.Q.setZero(H_, H_);
+  for (int64_t ch = 0; ch < chunks_; ++ch) {
+    const int64_t d0 = ch * kChunk, len = std::min(kChunk, D_ - d0);
+    for (int h = 0; h < H_; ++h)
+      for (int g = h; g < H_; ++g) {
+        const double* a = keys_.data() + h * D_ + d0;
+        const double* b = keys_.data() + g * D_ + d0;
+        double acc = 0;
+        for (int64_t d = 0; d < len; ++d) acc += a[d] * b[d];
+        op.Q(h, g) += acc;
+      }
+  }
+  op.Q /= static_cast<double>(D_);
+  op.Q.triangularView<Eigen::StrictlyLower>() = op.Q.transpose();
+  op.c = c_;
+  return op;
+}
+
+}  // namespace headspec

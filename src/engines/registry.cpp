@@ -1,0 +1,24 @@
+#include <fmt/format.h>
+
+#include "headspec/dense_engine.hpp"
+#include "headspec/engines.hpp"
+#include "headspec/errors.hpp"
+
+namespace headspec {
+
+std::vector<std::string> sgd_engine_names() { return {"dense"}; }
+
+EngineFactory sgd_engine_factory(const std::string& name, const ModelSpec& model, int64_t D) {
+  // The frame of u_1..u_F, v* and the H keys must fit (MODEL.md §9).
+  const int64_t frame = model.F() + 1 + model.H;
+  if (D < frame) throw UsageError(fmt::format("--D: D = {} is too small for the frame F + 1 + H = {}", D, frame));
+  if (name == "dense") {
+    // Tokens (L × D) and keys (H × D) are held in memory.
+    if (D > 400'000'000 / (model.L + 2 * model.H))
+      throw UsageError(fmt::format("--D: D = {} is too large for the dense engine (memory); use --engine gram", D));
+    return DenseEngine::factory(model, D);
+  }
+  throw UsageError(fmt::format("--engine: unknown engine '{}' (available: {})", name, fmt::join(sgd_engine_names(), ", ")));
+}
+
+}  // namespace headspec

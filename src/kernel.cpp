@@ -1,0 +1,77 @@
+#include "headspec/kernel.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace headspec {
+
+AttentionKernel::AttentionKernel(Activation activation, int H, int L)
+    : activation_(activation), H_(H), L_(L), A_(H, L), a_(L), o_(H), c_(H) {}
+
+void AttentionKernel::forward(const RowMatrix& S, const Eigen::VectorXd& g, const Eigen::VectorXd& c) {
+  c_ = c;
+  switch (activation_) {
+    case Activation::Softmax:
+    case Activation::Softmax1:
+      for (int h = 0; h < H_; ++h) {
+        // softmax-1 has an extra logit 0 in its normalisation (MODEL.md §3).
+        double m = activation_ == Activation::Softmax1 ? 0.0 : -INFINITY;
+        for (int l = 0; l < L_; ++l) m = std::max(m, S(h, l));
+        double z = activation_ == Activation::Softmax1 ? std::exp(-m) : 0.0;
+        for (int l = 0; l < L_; ++l) z += (A_(h, l) = std::exp(S(h, l) - m));
+        A_.row(h) /= z;
+      }
+      break;
+    case Activation::BayesSoftmax: {
+      const double m = S.maxCoeff();
+      A_ = (S.array() - m).exp();
+      A_ /= A_.sum();
+      break;
+    }
+    case Activation::Linear:
+      A_ = S;
+      break;
+  }
+  o_.noalias() = A_ * g;
+  a_.noalias() = A_.transpose() * c;
+  yhat_ = c.dot(o_);
+}
+
+void AttentionKernel::apply_jacobian(const Eigen::VectorXd& v, RowMatrix& out) const {
+  out.resize(H_, L_);
+  switch (activation_) {
+    case Activation::Softmax:
+    case Activation::Softmax1:  // Φ_hℓ,ℓ' = c_h A_hℓ (δ_ℓℓ' − A_hℓ')
+      for (int h = 0; h < H_; ++h) {
+        const double mean = A_.row(h).dot(v);
+        for (int l = 0; l < L_; ++l) out(h, l) = c_[h] * A_(h, l) * (v[l] - mean);
+      }
+      break;
+    case Activation::BayesSoftmax: {  // Φ_hℓ,ℓ' = A_hℓ (c_h δ_ℓℓ' − a_ℓ')
+      const double mean = a_.dot(v);
+      for (int h = 0; h < H_; ++h)
+        for (int l = 0; l < L_; ++l) out(h, l) = A_(h, l) * (c_[h] * v[l] - mean);
+      break;
+    }
+    case Activation::Linear:  // Φ_hℓ,ℓ' = c_h δ_ℓℓ'
+      for (int h = 0; h < H_; ++h)
+        for (int l = 0; l < L_; ++l) out(h, l) = c_[h] * v[l];
+      break;
+  }
+}
+
+double AttentionKernel::phi(int h, int l, int lp) const {
+  const double delta = l == lp ? 1.0 : 0.0;
+  switch (activation_) {
+    case Activation::Softmax:
+    case Activation::Softmax1:
+      return c_[h] * A_(h, l) * (delta - A_(h, lp));
+    case Activation::BayesSoftmax:
+      return A_(h, l) * (c_[h] * delta - a_[lp]);
+    case Activation::Linear:
+      return c_[h] * delta;
+  }
+  return 0;
+}
+
+}  // namespace headspec
