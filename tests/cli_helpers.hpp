@@ -1,0 +1,57 @@
+#pragma once
+// Running the built headspec binary from tests.
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace headspec::testing {
+
+struct CliResult {
+  int status = -1;
+  std::string out, err;
+};
+
+/// Runs `headspec ARGS` with a shell; captures stdout and stderr.
+inline CliResult run_cli(const std::string& args, const std::string& env = "") {
+  static int counter = 0;
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  const auto out = dir / ("hs_out_" + tag), err = dir / ("hs_err_" + tag);
+  const std::string cmd = env + " " + HEADSPEC_BINARY + " " + args + " >" + out.string() + " 2>" + err.string();
+  const int raw = std::system(cmd.c_str());
+  CliResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+/// A fresh empty folder under the system temp folder.
+inline std::filesystem::path fresh_dir(const std::string& name) {
+  const auto p = std::filesystem::temp_directory_path() / ("headspec_test_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p;
+}
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace headspec::testing

@@ -1,0 +1,133 @@
+// The per-sample kernel (MODEL.md §3): ∂ŷ/∂s against central finite differences, and the
+// Bayes-softmax identity with the Bayes posterior over positions (MODEL.md §3, §8).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "headspec/kernel.hpp"
+#include "headspec/prior.hpp"
+
+using namespace headspec;
+
+namespace {
+
+struct Case {
+  Activation activation;
+  Eigen::VectorXd c;
+};
+
+RowMatrix random_scores(std::mt19937_64& gen, int H, int L, double scale) {
+  std::normal_distribution<double> n(0.0, 1.0);
+  RowMatrix S(H, L);
+  for (int h = 0; h < H; ++h)
+    for (int l = 0; l < L; ++l) S(h, l) = scale * n(gen);
+  return S;
+}
+
+}  // namespace
+
+class KernelJacobian : public ::testing::TestWithParam<std::tuple<Activation, int>> {};
+
+// Every activation × readout (sum c = 1, mean c = 1/H, a learned-like random c), at scores
+// of order 1 and of order 1000 (log-sum-exp must keep everything finite).
+TEST_P(KernelJacobian, MatchesCentralFiniteDifferences) {
+  const auto [activation, readout_kind] = GetParam();
+  const int H = 3, L = 5;
+  std::mt19937_64 gen(42);
+  std::normal_distribution<double> n(0.0, 1.0);
+  for (double scale : {1.0, 30.0, 1000.0}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      RowMatrix S = random_scores(gen, H, L, scale);
+      Eigen::VectorXd g(L), c(H);
+      for (int l = 0; l < L; ++l) g[l] = n(gen);
+      for (int h = 0; h < H; ++h) c[h] = readout_kind == 0 ? 1.0 : readout_kind == 1 ? 1.0 / H : n(gen);
+      AttentionKernel k(activation, H, L);
+      k.forward(S, g, c);
+      ASSERT_TRUE(std::isfinite(k.output()));
+      ASSERT_TRUE(k.attention().allFinite());
+      RowMatrix J;
+      k.apply_jacobian(g, J);
+      const double eps = 1e-6;
+      for (int h = 0; h < H; ++h)
+        for (int l = 0; l < L; ++l) {
+          RowMatrix Sp = S, Sm = S;
+          Sp(h, l) += eps;
+          Sm(h, l) -= eps;
+          AttentionKernel kp(activation, H, L), km(activation, H, L);
+          kp.forward(Sp, g, c);
+          km.forward(Sm, g, c);
+          const double fd = (kp.output() - km.output()) / (2 * eps);
+          EXPECT_NEAR(J(h, l), fd, 1e-6 * (1 + std::abs(fd))) << "h=" << h << " l=" << l << " scale=" << scale;
+          // phi() is the same linear map entry by entry.
+          double via_phi = 0;
+          for (int lp = 0; lp < L; ++lp) via_phi += k.phi(h, l, lp) * g[lp];
+          EXPECT_NEAR(J(h, l), via_phi, 1e-12 * (1 + std::abs(via_phi)));
+        }
+      // ∂ŷ/∂c_h = o_h
+      for (int h = 0; h < H; ++h) {
+        Eigen::VectorXd cp = c, cm = c;
+        cp[h] += 1e-6;
+        cm[h] -= 1e-6;
+        AttentionKernel kp(activation, H, L), km(activation, H, L);
+        kp.forward(S, g, cp);
+        km.forward(S, g, cm);
+        EXPECT_NEAR(k.head_outputs()[h], (kp.output() - km.output()) / 2e-6, 1e-6);
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllActivationsAndReadouts, KernelJacobian,
+                         ::testing::Combine(::testing::Values(Activation::Softmax, Activation::Softmax1,
+                                                              Activation::BayesSoftmax, Activation::Linear),
+                                            ::testing::Values(0, 1, 2)));
+
+TEST(Kernel, HugeScoresGiveCorrectWeights) {
+  // Scores of ±1000: softmax puts all weight on the largest; softmax-1 with all scores
+  // −1000 attends to nothing; Bayes-softmax normalises over heads and positions.
+  RowMatrix S(2, 3);
+  S << 1000, -1000, 999, -1000, -1000, -1000;
+  Eigen::VectorXd g(3), c = Eigen::VectorXd::Ones(2);
+  g << 1, 2, 3;
+  AttentionKernel soft(Activation::Softmax, 2, 3);
+  soft.forward(S, g, c);
+  EXPECT_NEAR(soft.attention()(0, 0), 1 / (1 + std::exp(-1.0)), 1e-15);
+  EXPECT_NEAR(soft.attention()(1, 0), 1.0 / 3, 1e-15);
+  AttentionKernel one(Activation::Softmax1, 2, 3);
+  one.forward(S, g, c);
+  EXPECT_NEAR(one.attention()(0, 0), 1 / (1 + std::exp(-1.0)), 1e-15);
+  EXPECT_EQ(one.attention()(1, 0), 0.0);
+  EXPECT_NEAR(one.attention().row(1).sum(), 0.0, 1e-300);
+  AttentionKernel bayes(Activation::BayesSoftmax, 2, 3);
+  bayes.forward(S, g, c);
+  EXPECT_NEAR(bayes.attention().sum(), 1.0, 1e-15);
+  EXPECT_NEAR(bayes.attention()(0, 2), std::exp(-1.0) / (1 + std::exp(-1.0)), 1e-15);
+}
+
+// MODEL.md §3/§8: Bayes-softmax with c_h = 1, one head per atom of `flip`, M_h = θ^a and
+// Q⊥ = 0 (scores s_hℓ = θ^a·λ_ℓ) puts on position ℓ exactly the posterior P(ℓ* = ℓ | x).
+TEST(Kernel, BayesSoftmaxIsTheBayesPosteriorForFlip) {
+  for (int F : {1, 2, 3}) {
+    Eigen::VectorXd nu(F);
+    for (int f = 0; f < F; ++f) nu[f] = 0.7 + 1.3 * f;
+    const Prior prior = Prior::flip(nu);
+    const int H = static_cast<int>(prior.atoms().rows()), L = 6;
+    ASSERT_EQ(H, 1 << (F - 1));
+    std::mt19937_64 gen(7 + F);
+    std::normal_distribution<double> n(0.0, 1.0);
+    for (int trial = 0; trial < 50; ++trial) {
+      RowMatrix lambda(L, F);
+      for (int l = 0; l < L; ++l)
+        for (int f = 0; f < F; ++f) lambda(l, f) = n(gen) * (1 + trial % 4);
+      const RowMatrix S = prior.atoms() * lambda.transpose();
+      Eigen::VectorXd g = Eigen::VectorXd::Zero(L);
+      AttentionKernel k(Activation::BayesSoftmax, H, L);
+      k.forward(S, g, Eigen::VectorXd::Ones(H));
+      Eigen::VectorXd logw(L);
+      for (int l = 0; l < L; ++l) logw[l] = prior.log_likelihood(lambda.row(l).data());
+      const Eigen::VectorXd post = (logw.array() - logw.maxCoeff()).exp() / (logw.array() - logw.maxCoeff()).exp().sum();
+      for (int l = 0; l < L; ++l) EXPECT_NEAR(k.position_weights()[l], post[l], 1e-13) << "F=" << F << " l=" << l;
+    }
+  }
+}
