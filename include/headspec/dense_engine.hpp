@@ -16,6 +16,9 @@ class DenseEngine final : public SgdEngine {
   /// group size): partial sums are added in chunk order, so the result does not depend
   /// on the number of threads.
   static constexpr int64_t kChunk = 1024;
+  /// Below this many chunks a step is too short (< ~0.5 ms) for a parallel region to pay
+  /// off (and a loaded machine makes its barriers far slower): such steps run on one thread.
+  static constexpr int64_t kParallelChunks = 64;
 
   /// u_f = √D e_f, v* = √D e_{F+1}; keys k_h ~ N(0, q0 I_D) from the stream (seed, KeyInit).
   DenseEngine(const ModelSpec& model, int64_t D, uint32_t seed);

@@ -54,7 +54,7 @@ void DenseEngine::sample_gradient(uint64_t n, int b, RowMatrix& G) {
   const double* keys = keys_.data();
   double* partial = partial_.data();
   // Draw the tokens chunk by chunk and form partial scores Σ_d k_hd x_ℓd.
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (chunks_ >= kParallelChunks)
   for (int64_t ch = 0; ch < chunks_; ++ch) {
     const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
     double* part = partial + ch * H * L;
@@ -95,7 +95,7 @@ void DenseEngine::add_tokens_times(double scale, const RowMatrix& coef, double* 
   const int64_t D = D_;
   const int H = H_, L = L_;
   const double* tokens = tokens_.data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (chunks_ >= kParallelChunks)
   for (int64_t ch = 0; ch < chunks_; ++ch) {
     const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
     for (int h = 0; h < H; ++h) {
