@@ -105,8 +105,22 @@ inline __m256d join(__m256d hi, __m256d lo) { return _mm256_add_pd(_mm256_mul_pd
 
 }  // namespace
 
+bool avx512_available() {
+#if defined(__x86_64__) && defined(HEADSPEC_HAVE_AVX512_PHILOX)
+  static const bool available = __builtin_cpu_supports("avx512f");
+  return available;
+#else
+  return false;
+#endif
+}
+
+// Each function takes the widest path for as many whole batches as it can, then narrower
+// ones; since every path gives the same bits, which one computes a block does not matter.
 void philox_words(const PhiloxStream& s, uint32_t c0, std::size_t n, uint32_t* out) {
   std::size_t i = 0;
+#if defined(HEADSPEC_HAVE_AVX512_PHILOX)
+  if (avx512_available()) i = philox_words_avx512(s, c0, n, out);
+#endif
 #if defined(__AVX2__)
   for (; i + kPhiloxBatch <= n; i += kPhiloxBatch) {
     alignas(32) uint64_t tmp[4][kPhiloxBatch];
@@ -131,6 +145,9 @@ void philox_words(const PhiloxStream& s, uint32_t c0, std::size_t n, uint32_t* o
 
 void philox_uniform_pairs(const PhiloxStream& s, uint32_t c0, std::size_t n, double* u, double* v) {
   std::size_t i = 0;
+#if defined(HEADSPEC_HAVE_AVX512_PHILOX)
+  if (avx512_available()) i = philox_uniform_pairs_avx512(s, c0, n, u, v);
+#endif
 #if defined(__AVX2__)
   for (; i + kPhiloxBatch <= n; i += kPhiloxBatch) {
     rounds(s, c0 + static_cast<uint32_t>(i), [&](int k, __m256i r0, __m256i r1, __m256i r2, __m256i r3) {
@@ -151,6 +168,9 @@ void philox_uniform_pairs(const PhiloxStream& s, uint32_t c0, std::size_t n, dou
 
 void philox_open_uniforms(const PhiloxStream& s, uint32_t c0, std::size_t n, double* out) {
   std::size_t i = 0;
+#if defined(HEADSPEC_HAVE_AVX512_PHILOX)
+  if (avx512_available()) i = philox_open_uniforms_avx512(s, c0, n, out);
+#endif
 #if defined(__AVX2__)
   for (; i + kPhiloxBatch <= n; i += kPhiloxBatch) {
     alignas(32) double a[kPhiloxBatch], b[kPhiloxBatch];
@@ -184,11 +204,12 @@ void philox4x32_10(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t 
   detail::philox_words(detail::PhiloxStream{k0, k1, c1, c2, c3}, c0, n, out);
 }
 
-bool philox_is_vectorised() {
+const char* philox_instruction_set() {
+  if (detail::avx512_available()) return "avx512f";
 #if defined(__AVX2__)
-  return true;
+  return "avx2";
 #else
-  return false;
+  return "scalar";
 #endif
 }
 

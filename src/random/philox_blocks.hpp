@@ -27,4 +27,12 @@ void philox_uniform_pairs(const PhiloxStream& s, uint32_t c0, std::size_t n, dou
 /// block c0 + i/2, i < 2n: uniforms in the open interval (0, 1).
 void philox_open_uniforms(const PhiloxStream& s, uint32_t c0, std::size_t n, double* out);
 
+/// AVX-512F versions (philox_avx512.cpp): each does the longest prefix of whole batches
+/// of 32 blocks and returns its length. Call only when avx512_available().
+std::size_t philox_words_avx512(const PhiloxStream& s, uint32_t c0, std::size_t n, uint32_t* out);
+std::size_t philox_uniform_pairs_avx512(const PhiloxStream& s, uint32_t c0, std::size_t n, double* u, double* v);
+std::size_t philox_open_uniforms_avx512(const PhiloxStream& s, uint32_t c0, std::size_t n, double* out);
+/// Whether the processor running this has AVX-512F (checked once).
+bool avx512_available();
+
 }  // namespace headspec::detail
