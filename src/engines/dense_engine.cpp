@@ -73,7 +73,22 @@ void DenseEngine::sample_update(uint64_t n, int b, double scale, double* target)
         if (l == lstar)
           for (int f = 0; f < F_; ++f)
             if (f >= d0 && f < d0 + len) x[f - d0] += theta_[f];
-        for (int h = 0; h < H; ++h) {
+        // Heads in pairs: two independent accumulator chains per pass over x (the chains,
+        // not the memory, bound this loop). Each chain is summed exactly as the one-head loop.
+        int h = 0;
+        for (; h + 1 < H; h += 2) {
+          const double* ka = keys + h * D + d0;
+          const double* kb = ka + D;
+          double acc_a = 0, acc_b = 0;
+#pragma omp simd reduction(+ : acc_a, acc_b)
+          for (int64_t d = 0; d < len; ++d) {
+            acc_a += ka[d] * x[d];
+            acc_b += kb[d] * x[d];
+          }
+          part[h * L + l] = acc_a;
+          part[(h + 1) * L + l] = acc_b;
+        }
+        if (h < H) {
           const double* k = keys + h * D + d0;
           double acc = 0;
 #pragma omp simd reduction(+ : acc)
