@@ -10,6 +10,11 @@
 
 #include "philox_blocks.hpp"
 
+// GCC 12's _mm512_undefined_epi32 (used inside _mm512_mul_epu32 and _mm512_srli_epi64) is
+// deliberately uninitialised and trips -Wuninitialized once inlined; nothing here is.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace headspec::detail {
 namespace {
 
