@@ -1,0 +1,24 @@
+"""Every example of the README runs as written (from a fresh folder, with build/headspec)."""
+import os
+import re
+import subprocess
+
+from conftest import BINARY, ROOT
+
+
+def readme_examples():
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    section = text.split("## Examples", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.*?)```", section, re.S)
+
+
+def test_readme_has_examples():
+    assert len(readme_examples()) >= 1
+
+
+def test_every_readme_example_runs(tmp_path):
+    for block in readme_examples():
+        script = block.replace("build/headspec", BINARY)
+        res = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True)
+        assert res.returncode == 0, f"README example failed:\n{block}\n{res.stderr}"
