@@ -68,7 +68,7 @@ int run_simulate(const SimulateOptions& o, const std::vector<std::string>& argv)
   for (std::size_t k = 0; k < trajectories.size(); ++k)
     if (trajectories[k].diverged)
       std::cerr << fmt::format(
-          "headspec: run {} diverged (NaN or overflow) before t = {}; the rows before it are kept; try a smaller "
+          "headspec: run {} diverged (NaN or overflow) at t = {}; the rows before it are kept; try a smaller "
           "--lr (now {})\n",
           k, trajectories[k].diverged_at, model.lr);
   return status;

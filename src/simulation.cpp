@@ -34,7 +34,14 @@ Trajectory run_sgd(const EngineFactory& make, const ModelSpec& model, const Simu
   int64_t done = 0;
   for (int64_t k = 0; k <= sim.records(); ++k) {
     const int64_t target = sim.steps_at(k, model.batch);
-    for (; done < target; ++done) engine->step(static_cast<uint64_t>(done));
+    for (; done < target; ++done) {
+      engine->step(static_cast<uint64_t>(done));
+      if (engine->diverged()) {
+        out.diverged = true;
+        out.diverged_at = static_cast<double>(done + 1) * model.batch / static_cast<double>(sim.D);
+        return out;
+      }
+    }
     Record rec;
     rec.run = run;
     rec.t = static_cast<double>(done) * model.batch / static_cast<double>(sim.D);

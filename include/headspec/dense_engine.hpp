@@ -25,12 +25,16 @@ class DenseEngine final : public SgdEngine {
 
   void step(uint64_t n) override;
   OrderParameters order_parameters() const override;
+  bool diverged() const override { return diverged_; }
 
   /// Keys, H rows of D (row-major); writable for tests that start from a given state.
   std::vector<double>& keys() { return keys_; }
   const std::vector<double>& keys() const { return keys_; }
   Eigen::VectorXd& readout() { return c_; }
   int64_t D() const { return D_; }
+  /// The last sample drawn: its tokens (L rows of D, spike included) and target y.
+  const std::vector<double>& last_tokens() const { return tokens_; }
+  double last_target() const { return last_target_; }
 
   static EngineFactory factory(const ModelSpec& model, int64_t D);
 
@@ -53,6 +57,8 @@ class DenseEngine final : public SgdEngine {
   AttentionKernel kernel_;
   RowMatrix S_, G_, J_;
   Eigen::VectorXd g_, theta_;
+  double last_target_ = 0;
+  bool diverged_ = false;
 };
 
 }  // namespace headspec

@@ -35,6 +35,8 @@ class SgdEngine {
   virtual ~SgdEngine() = default;
   virtual void step(uint64_t n) = 0;
   virtual OrderParameters order_parameters() const = 0;
+  /// True once a step met a non-finite residual (NaN or overflow); checked after every step.
+  virtual bool diverged() const { return false; }
 };
 
 /// Makes the engine of one run from its effective seed (seed + run).
@@ -43,7 +45,7 @@ using EngineFactory = std::function<std::unique_ptr<SgdEngine>(uint32_t seed)>;
 struct Trajectory {
   std::vector<Record> records;
   bool diverged = false;
-  double diverged_at = 0;  ///< first recording time at which the state was not finite
+  double diverged_at = 0;  ///< time of the step that diverged (or of the first non-finite record)
 };
 
 /// Called after every record (from any thread); for progress display only.

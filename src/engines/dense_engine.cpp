@@ -107,7 +107,9 @@ void DenseEngine::sample_update(uint64_t n, int b, double scale, double* target)
       for (int l = 0; l < L; ++l) g_[l] = tokens[l * D + F_];  // g_ℓ = x_ℓ·v*/√D
       kernel_.forward(S_, g_, c_);
       const double y = g_[lstar] + std::sqrt(model_.noise) * xi;
+      last_target_ = y;
       const double r = kernel_.output() - y;
+      if (!std::isfinite(r)) diverged_ = true;
       kernel_.apply_jacobian(g_, J_);
       G_ = r * J_;
       if (model_.readout == Readout::Learned) c_grad_ += r * kernel_.head_outputs();
