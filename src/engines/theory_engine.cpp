@@ -127,7 +127,7 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
   std::vector<double> sums(static_cast<std::size_t>(blocks) * width, 0.0), squares(sums.size(), 0.0);
   const bool stored = !stored_.empty() && options_.mode == MonteCarloMode::Fixed;
 
-#pragma omp parallel
+#pragma omp parallel if (blocks >= 8)
   {
     Workspace ws(model_.activation, H, L, F);
     std::vector<double> own(stored ? 0 : static_cast<std::size_t>(width_));
