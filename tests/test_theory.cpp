@@ -28,11 +28,13 @@ OrderParameters test_state(const ModelSpec& m, bool with_R) {
   OrderParameters op;
   op.M.resize(2, 2);
   op.M << 0.9, 0.4, 0.6, -0.5;
-  op.R = with_R ? Eigen::Vector2d(0.3, -0.2) : Eigen::Vector2d::Zero();
+  op.R = Eigen::VectorXd::Zero(2);
+  if (with_R) op.R << 0.3, -0.2;
   Eigen::Matrix2d ortho;
   ortho << 0.8, 0.2, 0.2, 0.6;
   op.Q = op.M * op.M.transpose() + op.R * op.R.transpose() + ortho;
-  op.c = m.readout == Readout::Learned ? Eigen::VectorXd(Eigen::Vector2d(0.7, 0.4)) : m.initial_readout();
+  op.c = m.initial_readout();
+  if (m.readout == Readout::Learned) op.c << 0.7, 0.4;
   return op;
 }
 

@@ -87,7 +87,7 @@ class TheoryEngine {
   /// The readout of a state whose readout is fixed (sum, mean).
   const Eigen::VectorXd& fixed_readout() const { return fixed_c_; }
 
-  /// Numbers per stored sample: θ (F), then for each position ℓ: ζ_ℓ (F), w_ℓ (H), g_ℓ; then ξ.
+  /// Numbers per stored sample: θ (F), then for each position ℓ: λ_ℓ (F), w_ℓ (H), g_ℓ; then ξ.
   int sample_width() const { return width_; }
 
  private:

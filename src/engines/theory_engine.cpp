@@ -89,12 +89,14 @@ TheoryEngine::TheoryEngine(const ModelSpec& model, const TheoryOptions& options)
 }
 
 // Sample n of draw `draw` is the stream (seed, MonteCarlo, lane n, step draw): θ first
-// (the prior draws from the stream), then the standard normals in sample_width() order.
+// (the prior draws from the stream), then the standard normals in sample_width() order;
+// θ is then added to position 1's ζ, which becomes λ_1.
 void TheoryEngine::draw_sample(int64_t n, uint64_t draw, double* out) const {
   RandomStream rng(StreamId{options_.seed, Purpose::MonteCarlo, static_cast<uint32_t>(n), draw});
   const int F = model_.F();
   model_.prior.sample(rng, out);
   for (int i = F; i < width_; ++i) out[i] = rng.normal();
+  for (int f = 0; f < F; ++f) out[F + f] += out[f];  // λ_ℓ* = ζ_ℓ* + θ, ℓ* = 1
 }
 
 void TheoryEngine::evaluate(const double* x, uint64_t draw, TheoryEvaluation& out) const {
@@ -116,13 +118,19 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
   const double drift = model_.lr / B, noise = model_.lr * model_.lr / (B * B), readout_drift = model_.readout_lr / B;
   const double sqrt_delta = std::sqrt(model_.noise);
 
-  const Eigen::MatrixXd M = op.M;
-  const Eigen::VectorXd R = sampled ? op.R : Eigen::VectorXd::Zero(H);
-  const Eigen::VectorXd c = op.c;
   // s_ℓ = M λ_ℓ + R g_ℓ + C w_ℓ with C Cᵀ = Q⊥ (MODEL.md §5); the sampler's square root.
+  // λ_ℓ and w_ℓ are adjacent in a stored sample, so s_hℓ = W_h·(λ_ℓ, w_ℓ) with W = [M C].
   OrderParameters op_used = op;
-  op_used.R = R;
+  if (!sampled) op_used.R.setZero();
   const Eigen::MatrixXd C = ProjectionSampler(model_, op_used).orthogonal_sqrt();
+  const int K = F + H, stride = F + H + 1;
+  RowMatrix W(H, K);
+  W.leftCols(F) = op.M;
+  W.rightCols(H) = C;
+  const Eigen::VectorXd R = op_used.R;
+  const Eigen::VectorXd c = op.c;
+  // Entries of the state in layout order (M row-major, R, Q upper triangle, c).
+  const std::size_t r_at = layout_.r_index(0), q_at = layout_.q_index(0, 0), c_at = learned ? layout_.c_index(0) : 0;
 
   std::vector<double> sums(static_cast<std::size_t>(blocks) * width, 0.0), squares(sums.size(), 0.0);
   const bool stored = !stored_.empty() && options_.mode == MonteCarloMode::Fixed;
@@ -133,6 +141,9 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
     std::vector<double> own(stored ? 0 : static_cast<std::size_t>(width_));
     std::vector<double> contrib(width);
     auto& kernel = ws.kernel;
+    double* S = ws.S.data();
+    const double* J = ws.J.data();
+    const double* w_rows = W.data();
 #pragma omp for schedule(static)
     for (int64_t b = 0; b < blocks; ++b) {
       double* bsum = sums.data() + b * width;
@@ -146,46 +157,59 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
           draw_sample(n, options_.mode == MonteCarloMode::Fixed ? 0 : draw, own.data());
           z = own.data();
         }
-        const double* theta = z;
-        // Projections of the sample, ℓ* = 1 by exchangeability (MODEL.md §6).
+        // Projections of the sample (ℓ* = 1 by exchangeability, MODEL.md §6); λ_ℓ starts
+        // at z + F + ℓ·stride (θ already added at ℓ = 1), then w_ℓ, then g_ℓ.
+        const double* lam = z + F;
         for (int l = 0; l < L; ++l) {
-          const double* p = z + F + l * (F + H + 1);
-          for (int f = 0; f < F; ++f) ws.lambda(l, f) = p[f] + (l == 0 ? theta[f] : 0.0);
-          ws.g[l] = sampled ? p[F + H] : 0.0;
+          const double* p = lam + l * stride;
+          ws.g[l] = sampled ? p[K] : 0.0;
           for (int h = 0; h < H; ++h) {
-            double s = R[h] * ws.g[l];
-            for (int f = 0; f < F; ++f) s += M(h, f) * ws.lambda(l, f);
-            for (int j = 0; j < H; ++j) s += C(h, j) * p[F + j];
-            ws.S(h, l) = s;
+            const double* wr = w_rows + h * K;
+            double s = sampled ? R[h] * p[K] : 0.0;
+            for (int k = 0; k < K; ++k) s += wr[k] * p[k];
+            S[h * L + l] = s;
           }
         }
         kernel.forward(ws.S, ws.g, c);
-        std::fill(contrib.begin(), contrib.end(), 0.0);
+        double* out = contrib.data();
+        // With G = r J (general path) or P = Φ e (g integrated out), both H×L in J:
+        // dM_hf ∝ Σ_ℓ J_hℓ λ_ℓf, dQ_hg ∝ Σ_ℓ J_hℓ s_gℓ + J_gℓ s_hℓ.
+        auto drift_terms = [&](double scale) {
+          for (int h = 0; h < H; ++h)
+            for (int f = 0; f < F; ++f) {
+              double acc = 0;
+              for (int l = 0; l < L; ++l) acc += J[h * L + l] * lam[l * stride + f];
+              out[h * F + f] = -drift * scale * acc;
+            }
+          std::size_t q = q_at;
+          for (int h = 0; h < H; ++h)
+            for (int g = h; g < H; ++g, ++q) {
+              double d = 0;
+              for (int l = 0; l < L; ++l) d += J[h * L + l] * S[g * L + l] + J[g * L + l] * S[h * L + l];
+              out[q] = -drift * scale * d;
+            }
+        };
         if (sampled) {
-          // General path: r = ŷ − y, G = r J (MODEL.md §6).
+          // General path: r = ŷ − y, J = ∂ŷ/∂S (MODEL.md §6).
           const double y = ws.g[0] + sqrt_delta * z[width_ - 1];
           const double r = kernel.output() - y;
           kernel.apply_jacobian(ws.g, ws.J);
+          drift_terms(r);
           for (int h = 0; h < H; ++h) {
-            for (int f = 0; f < F; ++f) {
-              double acc = 0;
-              for (int l = 0; l < L; ++l) acc += ws.J(h, l) * ws.lambda(l, f);
-              contrib[layout_.m_index(h, f)] = -drift * r * acc;
-            }
             double acc = 0;
-            for (int l = 0; l < L; ++l) acc += ws.J(h, l) * ws.g[l];
-            contrib[layout_.r_index(h)] = -drift * r * acc;
-            for (int g = h; g < H; ++g) {
-              double d = 0, jj = 0;
-              for (int l = 0; l < L; ++l) {
-                d += ws.J(h, l) * ws.S(g, l) + ws.J(g, l) * ws.S(h, l);
-                jj += ws.J(h, l) * ws.J(g, l);
-              }
-              contrib[layout_.q_index(h, g)] = -drift * r * d + noise * r * r * jj;
-            }
-            if (learned) contrib[layout_.c_index(h)] = -readout_drift * r * kernel.head_outputs()[h];
+            for (int l = 0; l < L; ++l) acc += J[h * L + l] * ws.g[l];
+            out[r_at + h] = -drift * r * acc;
           }
-          contrib[err_index] = r * r;
+          std::size_t q = q_at;
+          for (int h = 0; h < H; ++h)
+            for (int g = h; g < H; ++g, ++q) {
+              double jj = 0;
+              for (int l = 0; l < L; ++l) jj += J[h * L + l] * J[g * L + l];
+              out[q] += noise * r * r * jj;
+            }
+          if (learned)
+            for (int h = 0; h < H; ++h) out[c_at + h] = -readout_drift * r * kernel.head_outputs()[h];
+          out[err_index] = r * r;
         } else {
           // g integrated out (MODEL.md §7): e = a − e_ℓ*, P = Φ e, E_g[r J] = P,
           // E_g[r² J_hℓ J_h'ℓ] = (|e|² + Δ) Φ_hℓ·Φ_h'ℓ + 2 P_hℓ P_h'ℓ, E_g[r²] = |e|² + Δ.
@@ -193,33 +217,29 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
           ws.e[0] -= 1.0;
           const double e2 = ws.e.squaredNorm() + model_.noise;
           kernel.apply_jacobian(ws.e, ws.J);  // P
-          kernel.jacobian_gram(ws.gram);  // Σ_ℓ Φ_hℓ·Φ_h'ℓ
-          const auto& A = kernel.attention();
-          for (int h = 0; h < H; ++h) {
-            for (int f = 0; f < F; ++f) {
-              double acc = 0;
-              for (int l = 0; l < L; ++l) acc += ws.J(h, l) * ws.lambda(l, f);
-              contrib[layout_.m_index(h, f)] = -drift * acc;
+          kernel.jacobian_gram(ws.gram);      // Σ_ℓ Φ_hℓ·Φ_h'ℓ
+          drift_terms(1.0);
+          for (int h = 0; h < H; ++h) out[r_at + h] = 0.0;
+          std::size_t q = q_at;
+          for (int h = 0; h < H; ++h)
+            for (int g = h; g < H; ++g, ++q) {
+              double pp = 0;
+              for (int l = 0; l < L; ++l) pp += J[h * L + l] * J[g * L + l];
+              out[q] += noise * (e2 * ws.gram(h, g) + 2.0 * pp);
             }
-            for (int g = h; g < H; ++g) {
-              double d = 0, pp = 0;
-              for (int l = 0; l < L; ++l) {
-                d += ws.J(h, l) * ws.S(g, l) + ws.J(g, l) * ws.S(h, l);
-                pp += ws.J(h, l) * ws.J(g, l);
-              }
-              contrib[layout_.q_index(h, g)] = -drift * d + noise * (e2 * ws.gram(h, g) + 2.0 * pp);
-            }
-            if (learned) {
+          if (learned) {
+            const double* A = kernel.attention().data();
+            for (int h = 0; h < H; ++h) {
               double acc = 0;
-              for (int l = 0; l < L; ++l) acc += ws.e[l] * A(h, l);
-              contrib[layout_.c_index(h)] = -readout_drift * acc;
+              for (int l = 0; l < L; ++l) acc += ws.e[l] * A[h * L + l];
+              out[c_at + h] = -readout_drift * acc;
             }
           }
-          contrib[err_index] = e2;
+          out[err_index] = e2;
         }
         for (std::size_t i = 0; i < width; ++i) {
-          bsum[i] += contrib[i];
-          bsq[i] += contrib[i] * contrib[i];
+          bsum[i] += out[i];
+          bsq[i] += out[i] * out[i];
         }
       }
     }
