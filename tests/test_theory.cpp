@@ -242,6 +242,9 @@ TEST(TheoryIntegrators, ConvergenceOrders) {
   TheoryOptions o;
   o.samples = 2000;
   const TheoryEngine engine(m, o);
+  // Small N: one thread avoids a thread team per evaluation.
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
   OrderParameters init = test_state(m, false);
   init.M *= 0.3;
   init.Q = init.M * init.M.transpose() + Eigen::Matrix2d::Identity();
@@ -287,6 +290,7 @@ TEST(TheoryIntegrators, ConvergenceOrders) {
   std::vector<double> x(engine.layout().size());
   engine.layout().pack(r.trajectory.records.back().op, x.data());
   EXPECT_LT(distance(x, reference), 1e-7);
+  omp_set_num_threads(saved);
 }
 
 // Seed Fig. 1 / 9 setting at D = 2000: theory from each run's own initial draw against
