@@ -143,6 +143,7 @@ struct OneStepCase {
   bool with_R;  // R ≠ 0: the general path (g sampled)
   int batch;
   double noise;
+  bool gauss_sum = false;  // gauss prior ν = (8, 2) with a fixed readout c_h = 1
 };
 
 class TheoryOneStep : public ::testing::TestWithParam<OneStepCase> {};
@@ -152,6 +153,10 @@ TEST_P(TheoryOneStep, RateEqualsMeanDenseStepTimesD) {
   ModelSpec m = model_with(p.activation);
   m.batch = p.batch;
   m.noise = p.noise;
+  if (p.gauss_sum) {
+    m.prior = Prior::gauss(Eigen::Vector2d(8.0, 2.0));
+    m.readout = Readout::Sum;
+  }
   const OrderParameters op = test_state(m, p.with_R);
   const MeanAndError dense = dense_one_step(m, op, 2000, 12000 / p.batch);
   TheoryOptions o;
@@ -177,11 +182,12 @@ INSTANTIATE_TEST_SUITE_P(Activations, TheoryOneStep,
                                            OneStepCase{Activation::BayesSoftmax, false, 1, 0.0},
                                            OneStepCase{Activation::Linear, false, 1, 0.0},
                                            OneStepCase{Activation::Softmax, true, 1, 0.0},
-                                           OneStepCase{Activation::Softmax1, false, 4, 0.5}),
+                                           OneStepCase{Activation::Softmax1, false, 4, 0.5},
+                                           OneStepCase{Activation::Softmax, false, 1, 0.0, true}),
                          [](const auto& info) {
                            return std::string(to_string(info.param.activation)) + (info.param.with_R ? "_R" : "") +
                                   "_B" + std::to_string(info.param.batch) +
-                                  (info.param.noise > 0 ? "_noise" : "");
+                                  (info.param.noise > 0 ? "_noise" : "") + (info.param.gauss_sum ? "_gauss_sum" : "");
                          });
 
 // MODEL.md §7: integrating g out exactly changes the estimator, not its mean.
