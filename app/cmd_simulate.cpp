@@ -27,13 +27,6 @@ int run_simulate(const SimulateOptions& o, const std::vector<std::string>& argv)
   // Everything is checked before anything runs or is written.
   const ModelSpec model = make_model(o.model);
   validate_run(o.run);
-  if (o.runs < 1) throw UsageError(fmt::format("--runs: must be at least 1, got {}", o.runs));
-  if (o.test_samples < 1) throw UsageError(fmt::format("--test-samples: must be at least 1, got {}", o.test_samples));
-  if (o.run.seed + o.runs - 1 > 0xFFFFFFFFLL) throw UsageError("--runs: seed + runs - 1 must stay below 2^32");
-  const EngineFactory factory = sgd_engine_factory(o.engine, model, o.D);
-  if (static_cast<int64_t>(model.batch) * (model.L + 1) >= (1LL << 31))
-    throw UsageError("--batch: batch × (L + 1) must stay below 2^31");
-
   SimulationSpec sim;
   sim.D = o.D;
   sim.T = o.run.T;
@@ -41,6 +34,8 @@ int run_simulate(const SimulateOptions& o, const std::vector<std::string>& argv)
   sim.test_samples = o.test_samples;
   sim.seed = static_cast<uint32_t>(o.run.seed);
   sim.runs = o.runs;
+  sim.validate();
+  const EngineFactory factory = sgd_engine_factory(o.engine, model, o.D);
 
   Progress progress("simulate", static_cast<double>(o.runs) * (sim.records() + 1));
   std::atomic<long long> done{0};

@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<Command> commands;
   commands.push_back(add_simulate_command(app));
+  commands.push_back(add_bayes_command(app));
+  commands.push_back(add_figure_command(app));
   commands.push_back(add_theory_command(app));
   try {
     app.parse(argc, argv);

@@ -36,56 +36,12 @@ void add_run_options(CLI::App* app, RunOptions& o) {
   app->add_option("--out", o.out, "CSV output file (stdout if absent); FILE.json gets every parameter");
 }
 
-std::vector<double> parse_list(const std::string& text, const std::string& flag) {
-  std::vector<double> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    while (used < item.size() && std::isspace(static_cast<unsigned char>(item[used]))) ++used;
-    if (item.empty() || used != item.size())
-      throw UsageError(fmt::format("{}: '{}' is not a number", flag, item));
-    out.push_back(v);
-  }
-  if (out.empty() || (!text.empty() && text.back() == ','))
-    throw UsageError(fmt::format("{}: expected comma-separated numbers, got '{}'", flag, text));
-  return out;
-}
-
-ModelSpec make_model(const ModelOptions& o) {
-  ModelSpec m;
-  const auto nu = parse_list(o.nu, "--nu");
-  m.prior = Prior::parse(o.prior, Eigen::Map<const Eigen::VectorXd>(nu.data(), static_cast<Eigen::Index>(nu.size())));
-  m.activation = parse_activation(o.activation);
-  m.readout = parse_readout(o.readout);
-  m.L = o.L;
-  m.H = o.H;
-  m.lr = o.lr;
-  m.readout_lr = o.lr;
-  if (!o.readout_lr.empty()) {
-    const auto v = parse_list(o.readout_lr, "--readout-lr");
-    if (v.size() != 1) throw UsageError("--readout-lr: expected one number");
-    m.readout_lr = v[0];
-  }
-  m.batch = o.batch;
-  m.noise = o.noise;
-  m.q0 = o.q0;
-  m.validate();
-  return m;
-}
-
 void validate_run(const RunOptions& o) {
   if (!(std::isfinite(o.T) && o.T >= 0)) throw UsageError(fmt::format("--T: horizon must be >= 0, got {}", o.T));
   if (!(std::isfinite(o.record_every) && o.record_every > 0))
     throw UsageError(fmt::format("--record-every: must be > 0, got {}", o.record_every));
   if (o.T / o.record_every > 1e7) throw UsageError("--record-every: more than 10^7 records; choose a larger interval");
-  if (o.seed < 0 || o.seed > 0xFFFFFFFFLL) throw UsageError(fmt::format("--seed: must be in [0, 2^32), got {}", o.seed));
+  checked_seed(o.seed);
   if (!o.out.empty()) check_output_path(o.out, "--out");
 }
 

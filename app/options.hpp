@@ -6,22 +6,12 @@
 #include <vector>
 
 #include "headspec/model.hpp"
+#include "headspec/settings.hpp"
 
 namespace headspec::app {
 
-struct ModelOptions {
-  std::string prior = "flip";
-  std::string nu = "2,2";
-  int L = 10;
-  int H = 2;
-  std::string activation = "softmax";
-  std::string readout = "learned";
-  std::string readout_lr;  // empty: η
-  double lr = 1.0;
-  int batch = 1;
-  double noise = 0.0;
-  double q0 = 1.0;
-};
+/// The model flags are the library's ModelSettings (one parser for the CLI and Python).
+using ModelOptions = ModelSettings;
 
 struct RunOptions {
   double T = 20;
@@ -34,12 +24,9 @@ void add_model_options(CLI::App* app, ModelOptions& o);
 void add_run_options(CLI::App* app, RunOptions& o);
 
 /// Builds and validates the model; throws UsageError naming the flag.
-ModelSpec make_model(const ModelOptions& o);
+inline ModelSpec make_model(const ModelOptions& o) { return o.to_spec(); }
 /// Validates T, record interval, seed and the output path; throws UsageError.
 void validate_run(const RunOptions& o);
-
-/// Parses "2,2" into a vector; throws UsageError naming flag.
-std::vector<double> parse_list(const std::string& text, const std::string& flag);
 
 /// Writes the CSV to --out (atomically, with FILE.json beside it) or to stdout.
 void write_output(const RunOptions& run, const std::string& csv, const nlohmann::json& sidecar);

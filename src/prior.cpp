@@ -62,6 +62,7 @@ Prior Prior::spike(const Eigen::VectorXd& nu) {
   Prior p = mixture(nu.array().sqrt().matrix().transpose(), Eigen::VectorXd::Ones(1));
   p.kind_ = PriorKind::Spike;
   p.name_ = "spike";
+  p.nu_ = nu;  // exactly as given (the atoms hold √ν)
   return p;
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+
 namespace headspec {
 
 ProjectionSampler::ProjectionSampler(const ModelSpec& spec, const OrderParameters& op)
@@ -31,33 +32,18 @@ void ProjectionSampler::draw(RandomStream& rng, ProjectedSample& out) const {
   out.y = out.g[out.lstar] + (spec_.noise > 0 ? std::sqrt(spec_.noise) * rng.normal() : 0.0);
 }
 
-ErrorEstimate population_error(const ModelSpec& spec, const OrderParameters& op, uint32_t seed, int samples) {
+MeanEstimate population_error(const ModelSpec& spec, const OrderParameters& op, uint32_t seed, int samples) {
   const ProjectionSampler sampler(spec, op);
-  std::vector<double> sq(samples);
-#pragma omp parallel
-  {
-    AttentionKernel kernel(spec.activation, spec.H, spec.L);
-    ProjectedSample s;
-#pragma omp for schedule(static)
-    for (int n = 0; n < samples; ++n) {
+  return parallel_mean(samples, [&] {
+    return [&sampler, &spec, &op, seed, kernel = AttentionKernel(spec.activation, spec.H, spec.L),
+            s = ProjectedSample()](int64_t n) mutable {
       RandomStream rng(StreamId{seed, Purpose::Test, static_cast<uint32_t>(n), 0});
       sampler.draw(rng, s);
       kernel.forward(s.S, s.g, op.c);
       const double r = kernel.output() - s.y;
-      sq[n] = r * r;
-    }
-  }
-  // Sum in sample order: the same bits whatever the thread count.
-  double sum = 0, sum2 = 0;
-  for (double v : sq) {
-    sum += v;
-    sum2 += v * v;
-  }
-  ErrorEstimate e;
-  e.mean = sum / samples;
-  const double var = samples > 1 ? (sum2 - samples * e.mean * e.mean) / (samples - 1) : 0.0;
-  e.stderr_ = std::sqrt(std::max(var, 0.0) / samples);
-  return e;
+      return r * r;
+    };
+  });
 }
 
 }  // namespace headspec

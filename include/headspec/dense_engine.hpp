@@ -16,6 +16,9 @@ class DenseEngine final : public SgdEngine {
   /// group size): partial sums are added in chunk order, so the result does not depend
   /// on the number of threads.
   static constexpr int64_t kChunk = 1024;
+  /// Below this many chunks a step is too short (< ~0.5 ms) for a parallel region to pay
+  /// off (and a loaded machine makes its barriers far slower): such steps run on one thread.
+  static constexpr int64_t kParallelChunks = 64;
 
   /// u_f = √D e_f, v* = √D e_{F+1}; keys k_h ~ N(0, q0 I_D) from the stream (seed, KeyInit).
   DenseEngine(const ModelSpec& model, int64_t D, uint32_t seed);
@@ -32,10 +35,10 @@ class DenseEngine final : public SgdEngine {
   static EngineFactory factory(const ModelSpec& model, int64_t D);
 
  private:
-  // One sample of step n, batch slot b: draws its tokens into tokens_, returns the
-  // gradient coefficients G = r J (H×L) and adds r·o to the readout gradient.
-  void sample_gradient(uint64_t n, int b, RowMatrix& G);
-  void add_tokens_times(double scale, const RowMatrix& coef, double* target) const;
+  // One sample of step n, batch slot b: draws its tokens into tokens_, forms the
+  // gradient coefficients G = r J (H×L) in G_, adds r·o to the readout gradient, and does
+  // target_h −= scale Σ_ℓ G_hℓ x_ℓ (target is H × D). No allocation.
+  void sample_update(uint64_t n, int b, double scale, double* target);
 
   const ModelSpec& model_;
   int64_t D_;

@@ -8,6 +8,7 @@
 #include "headspec/kernel.hpp"
 #include "headspec/model.hpp"
 #include "headspec/order_parameters.hpp"
+#include "headspec/parallel_mean.hpp"
 #include "headspec/random.hpp"
 
 namespace headspec {
@@ -36,13 +37,8 @@ class ProjectionSampler {
   Eigen::MatrixXd C_;
 };
 
-struct ErrorEstimate {
-  double mean = 0;
-  double stderr_ = 0;
-};
-
 /// ε = E[(ŷ − y)²] (MODEL.md §4) over `samples` fresh samples. Sample n is drawn from the
 /// stream (seed, Test, lane n): the same test samples at every call with the same seed.
-ErrorEstimate population_error(const ModelSpec& spec, const OrderParameters& op, uint32_t seed, int samples);
+MeanEstimate population_error(const ModelSpec& spec, const OrderParameters& op, uint32_t seed, int samples);
 
 }  // namespace headspec

@@ -15,6 +15,7 @@ enum class Purpose : uint32_t {
   Test = 3,        ///< fresh samples for the population error
   MonteCarlo = 4,  ///< samples of the theory's expectations
   Data = 5,        ///< data-set manipulations (splits, choices)
+  Bayes = 6,       ///< samples of the Bayes-optimal error
 };
 
 /// Identity of one stream: seed (32 bits), purpose, lane (32 bits), step (64 bits).

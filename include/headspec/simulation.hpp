@@ -20,6 +20,8 @@ struct SimulationSpec {
   uint32_t seed = 1;         ///< run k uses seed + k
   int runs = 1;
 
+  /// Throws UsageError naming the flag of the first invalid value.
+  void validate() const;
   /// Number of recorded points after t = 0.
   int64_t records() const;
   /// SGD steps done when record k is taken: round(k · record_every · D / B).

@@ -41,7 +41,12 @@ EngineFactory DenseEngine::factory(const ModelSpec& model, int64_t D) {
 
 // Stream layout of step n, batch slot b: lane b(L+1)+ℓ holds token ℓ's D noise
 // coordinates, lane b(L+1)+L the sample's ℓ*, θ and label noise.
-void DenseEngine::sample_gradient(uint64_t n, int b, RowMatrix& G) {
+//
+// Cost per sample (docs/performance.md): L·D Gaussians, then H·L dot products and H·L
+// axpys of length D. One parallel region per sample; coordinates are split into chunks of
+// kChunk, each drawn and multiplied while it is in cache, and the partial scores are added
+// in chunk order, so the bits do not depend on the number of threads.
+void DenseEngine::sample_update(uint64_t n, int b, double scale, double* target) {
   const uint32_t base = static_cast<uint32_t>(b * (L_ + 1));
   RandomStream scalars(StreamId{seed_, Purpose::Train, base + static_cast<uint32_t>(L_), n});
   const int lstar = static_cast<int>(scalars.below(L_));
@@ -53,58 +58,73 @@ void DenseEngine::sample_gradient(uint64_t n, int b, RowMatrix& G) {
   double* tokens = tokens_.data();
   const double* keys = keys_.data();
   double* partial = partial_.data();
-  // Draw the tokens chunk by chunk and form partial scores Σ_d k_hd x_ℓd.
-#pragma omp parallel for schedule(static)
-  for (int64_t ch = 0; ch < chunks_; ++ch) {
-    const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
-    double* part = partial + ch * H * L;
-    for (int l = 0; l < L; ++l) {
-      double* x = tokens + l * D + d0;
-      fill_normal(StreamId{seed_, Purpose::Train, base + static_cast<uint32_t>(l), n}, static_cast<uint64_t>(d0), x,
-                  static_cast<std::size_t>(len));
-      // x_ℓ* += Σ_f θ_f u_f/√D = θ_f on coordinate f (MODEL.md §1).
-      if (l == lstar)
-        for (int f = 0; f < F_; ++f)
-          if (f >= d0 && f < d0 + len) x[f - d0] += theta_[f];
-      for (int h = 0; h < H; ++h) {
-        const double* k = keys + h * D + d0;
-        double acc = 0;
+#pragma omp parallel if (chunks_ >= kParallelChunks)
+  {
+    // Draw the tokens chunk by chunk and form partial scores Σ_d k_hd x_ℓd.
+#pragma omp for schedule(static)
+    for (int64_t ch = 0; ch < chunks_; ++ch) {
+      const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
+      double* part = partial + ch * H * L;
+      for (int l = 0; l < L; ++l) {
+        double* x = tokens + l * D + d0;
+        fill_normal(StreamId{seed_, Purpose::Train, base + static_cast<uint32_t>(l), n}, static_cast<uint64_t>(d0), x,
+                    static_cast<std::size_t>(len));
+        // x_ℓ* += Σ_f θ_f u_f/√D = θ_f on coordinate f (MODEL.md §1).
+        if (l == lstar)
+          for (int f = 0; f < F_; ++f)
+            if (f >= d0 && f < d0 + len) x[f - d0] += theta_[f];
+        // Heads in pairs: two independent accumulator chains per pass over x (the chains,
+        // not the memory, bound this loop). Each chain is summed exactly as the one-head loop.
+        int h = 0;
+        for (; h + 1 < H; h += 2) {
+          const double* ka = keys + h * D + d0;
+          const double* kb = ka + D;
+          double acc_a = 0, acc_b = 0;
+#pragma omp simd reduction(+ : acc_a, acc_b)
+          for (int64_t d = 0; d < len; ++d) {
+            acc_a += ka[d] * x[d];
+            acc_b += kb[d] * x[d];
+          }
+          part[h * L + l] = acc_a;
+          part[(h + 1) * L + l] = acc_b;
+        }
+        if (h < H) {
+          const double* k = keys + h * D + d0;
+          double acc = 0;
 #pragma omp simd reduction(+ : acc)
-        for (int64_t d = 0; d < len; ++d) acc += k[d] * x[d];
-        part[h * L + l] = acc;
+          for (int64_t d = 0; d < len; ++d) acc += k[d] * x[d];
+          part[h * L + l] = acc;
+        }
       }
     }
-  }
-  const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));
-  S_.setZero();
-  for (int64_t ch = 0; ch < chunks_; ++ch)
-    S_ += Eigen::Map<const RowMatrix>(partial + ch * H * L, H, L);
-  S_ *= inv_sqrt_d;
-  for (int l = 0; l < L; ++l) g_[l] = tokens[l * D + F_];  // g_ℓ = x_ℓ·v*/√D
-
-  kernel_.forward(S_, g_, c_);
-  const double y = g_[lstar] + std::sqrt(model_.noise) * xi;
-  const double r = kernel_.output() - y;
-  kernel_.apply_jacobian(g_, J_);
-  G = r * J_;
-  if (model_.readout == Readout::Learned) c_grad_ += r * kernel_.head_outputs();
-}
-
-// target_h −= scale Σ_ℓ coef_hℓ x_ℓ for every head h (target is H × D).
-void DenseEngine::add_tokens_times(double scale, const RowMatrix& coef, double* target) const {
-  const int64_t D = D_;
-  const int H = H_, L = L_;
-  const double* tokens = tokens_.data();
-#pragma omp parallel for schedule(static)
-  for (int64_t ch = 0; ch < chunks_; ++ch) {
-    const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
-    for (int h = 0; h < H; ++h) {
-      double* k = target + h * D + d0;
+    // The sample's forward pass and gradient coefficients G = r J (MODEL.md §3–4).
+#pragma omp single
+    {
+      const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));
+      S_.setZero();
+      for (int64_t ch = 0; ch < chunks_; ++ch) S_ += Eigen::Map<const RowMatrix>(partial + ch * H * L, H, L);
+      S_ *= inv_sqrt_d;
+      for (int l = 0; l < L; ++l) g_[l] = tokens[l * D + F_];  // g_ℓ = x_ℓ·v*/√D
+      kernel_.forward(S_, g_, c_);
+      const double y = g_[lstar] + std::sqrt(model_.noise) * xi;
+      const double r = kernel_.output() - y;
+      kernel_.apply_jacobian(g_, J_);
+      G_ = r * J_;
+      if (model_.readout == Readout::Learned) c_grad_ += r * kernel_.head_outputs();
+    }
+    // target_h −= scale Σ_ℓ G_hℓ x_ℓ, chunk by chunk: each token chunk is read once for all
+    // heads, and every coordinate still receives its L terms in the order ℓ = 0, 1, ….
+#pragma omp for schedule(static)
+    for (int64_t ch = 0; ch < chunks_; ++ch) {
+      const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
       for (int l = 0; l < L; ++l) {
-        const double a = scale * coef(h, l);
         const double* x = tokens + l * D + d0;
+        for (int h = 0; h < H; ++h) {
+          const double a = scale * G_(h, l);
+          double* k = target + h * D + d0;
 #pragma omp simd
-        for (int64_t d = 0; d < len; ++d) k[d] -= a * x[d];
+          for (int64_t d = 0; d < len; ++d) k[d] -= a * x[d];
+        }
       }
     }
   }
@@ -116,14 +136,10 @@ void DenseEngine::step(uint64_t n) {
   const double scale = model_.lr / (B * std::sqrt(static_cast<double>(D_)));
   c_grad_.setZero();
   if (B == 1) {
-    sample_gradient(n, 0, G_);
-    add_tokens_times(scale, G_, keys_.data());
+    sample_update(n, 0, scale, keys_.data());
   } else {
     std::fill(batch_grad_.begin(), batch_grad_.end(), 0.0);
-    for (int b = 0; b < B; ++b) {
-      sample_gradient(n, b, G_);
-      add_tokens_times(-1.0, G_, batch_grad_.data());  // accumulates +Σ_ℓ G_hℓ x_ℓ
-    }
+    for (int b = 0; b < B; ++b) sample_update(n, b, -1.0, batch_grad_.data());  // accumulates +Σ_ℓ G_hℓ x_ℓ
     for (std::size_t i = 0; i < keys_.size(); ++i) keys_[i] -= scale * batch_grad_[i];
   }
   if (model_.readout == Readout::Learned) c_ -= (model_.readout_lr / (B * static_cast<double>(D_))) * c_grad_;

@@ -12,6 +12,8 @@ EngineFactory sgd_engine_factory(const std::string& name, const ModelSpec& model
   // The frame of u_1..u_F, v* and the H keys must fit (MODEL.md §9).
   const int64_t frame = model.F() + 1 + model.H;
   if (D < frame) throw UsageError(fmt::format("--D: D = {} is too small for the frame F + 1 + H = {}", D, frame));
+  if (static_cast<int64_t>(model.batch) * (model.L + 1) >= (1LL << 31))
+    throw UsageError("--batch: batch × (L + 1) must stay below 2^31 (random stream lanes)");
   if (name == "dense") {
     // Tokens (L × D) and keys (H × D) are held in memory.
     if (D > 400'000'000 / (model.L + 2 * model.H))

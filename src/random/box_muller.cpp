@@ -6,11 +6,11 @@
 #include "box_muller.hpp"
 
 // No __restrict on the pointers: with it GCC 12 drops the simd clones and calls scalar sincos.
-void headspec::detail::box_muller(const double* u, const double* v, double* c, double* s, int n) {
+void headspec::detail::box_muller(const double* u, const double* v, double* out, int n) {
 #pragma omp simd
   for (int b = 0; b < n; ++b) {
     const double r = sqrt(-2.0 * log(u[b]));
-    c[b] = r * cos(M_PI * v[b]);
-    s[b] = r * sin(M_PI * v[b]);
+    out[2 * b] = r * cos(M_PI * v[b]);
+    out[2 * b + 1] = r * sin(M_PI * v[b]);
   }
 }

@@ -1,0 +1,35 @@
+#pragma once
+// The model's settings as a user writes them (names and lists, as on the command line or
+// as Python keywords), turned into a validated ModelSpec in one place.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "headspec/model.hpp"
+
+namespace headspec {
+
+struct ModelSettings {
+  std::string prior = "flip";  ///< flip | gauss | spike | mixture:FILE
+  std::string nu = "2,2";      ///< comma-separated ν_f
+  int L = 10;
+  int H = 2;
+  std::string activation = "softmax";
+  std::string readout = "learned";
+  std::string readout_lr;  ///< empty: η
+  double lr = 1.0;
+  int batch = 1;
+  double noise = 0.0;
+  double q0 = 1.0;
+
+  /// Builds and validates the model; throws UsageError naming the flag at fault.
+  ModelSpec to_spec() const;
+};
+
+/// A seed given as a wider integer, checked to fit the generator's 32-bit key.
+uint32_t checked_seed(int64_t seed);
+
+/// Parses "2,2" into numbers; throws UsageError naming `flag`.
+std::vector<double> parse_list(const std::string& text, const std::string& flag);
+
+}  // namespace headspec

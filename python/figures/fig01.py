@@ -1,0 +1,46 @@
+"""Fig. 1: theory (lines) against finite-D SGD (dots): loss, M_h1, M_h2, Q⊥_hh against t."""
+import matplotlib.pyplot as plt
+
+from common import HEAD_COLOURS, heads, select_run
+
+MODEL = ["--prior", "flip", "--nu", "2,2", "--L", "10", "--H", "2", "--activation", "softmax", "--lr", "1"]
+
+
+def panels(fig_obj, axes, theory, sim, title=""):
+    """The four panels of Fig. 1 (also used by Fig. 9 and 10, one row per activation)."""
+    hs = heads(theory)
+    ax_loss, ax_m1, ax_m2, ax_ortho = axes
+    ax_loss.plot(theory["t"], theory["loss"], color="k", lw=1.5, label="theory")
+    for run in sorted(set(sim["run"].astype(int))):
+        s = select_run(sim, run)
+        ax_loss.plot(s["t"], s["loss"], "o", ms=3, color="k", alpha=0.6 if run == 0 else 0.25,
+                     label="simulation" if run == 0 else None)
+    for ax, col, label in ((ax_m1, "M_{h}_1", r"$M_{h1}$"), (ax_m2, "M_{h}_2", r"$M_{h2}$"),
+                           (ax_ortho, "ortho_{h}", r"$Q^\perp_{hh}$")):
+        for h in hs:
+            c = HEAD_COLOURS[(h - 1) % len(HEAD_COLOURS)]
+            ax.plot(theory["t"], theory[col.format(h=h)], color=c, lw=1.5, label=f"head {h}")
+            for run in sorted(set(sim["run"].astype(int))):
+                s = select_run(sim, run)
+                ax.plot(s["t"], s[col.format(h=h)], "o", ms=3, color=c, alpha=0.7 if run == 0 else 0.25)
+        ax.set_ylabel(label)
+    ax_loss.set_ylabel(r"error $\varepsilon$")
+    for ax in axes:
+        ax.set_xlabel("$t = n/D$")
+    if title:
+        ax_loss.set_title(title, loc="left")
+    ax_loss.legend(fontsize=7)
+    ax_m1.legend(fontsize=7)
+
+
+def make(f):
+    D, T, rec, mc, runs = (2000, 40, 1, 4000, 1) if f.quick else (10000, 150, 2, 20000, 1)
+    f.parameters = {"D": D, "T": T, "record_every": rec, "mc": mc, "seed": 1, "model": " ".join(MODEL)}
+    sim = f.run("simulate", "--engine", "dense", "--D", D, "--T", T, "--record-every", rec, "--runs", runs,
+                *MODEL, "--seed", 1, "--out", f.path("_simulation.csv"))
+    theory = f.run("theory", "--init-D", D, "--mc", mc, "--T", T, "--record-every", rec / 2, *MODEL, "--seed", 1,
+                   "--out", f.path("_theory.csv"))
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
+    panels(f, axes, theory, sim, title=f"D = {D}")
+    fig.suptitle("Fig. 1: theory (lines) vs SGD (dots); flip ν=(2,2), L=10, H=2, softmax, η=1", fontsize=10)
+    f.save(fig)

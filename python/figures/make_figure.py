@@ -1,0 +1,32 @@
+"""Computes and draws one figure of the seed paper: make_figure.py N [--quick] [--out-dir DIR] --binary PATH."""
+import argparse
+import importlib
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from common import Figure  # noqa: E402
+
+AVAILABLE = {1: "fig01"}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="headspec figure")
+    p.add_argument("number", type=int)
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--out-dir", default="figures")
+    p.add_argument("--binary", required=True)
+    a = p.parse_args(argv)
+    if a.number not in AVAILABLE:
+        sys.stderr.write(f"headspec: error: figure: no figure {a.number} (available: {sorted(AVAILABLE)})\n")
+        return 2
+    module = importlib.import_module(AVAILABLE[a.number])
+    f = Figure(a.number, a.binary, a.out_dir, a.quick)
+    module.make(f)
+    print(f.path(".png"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+#include "headspec/settings.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <sstream>
+
+#include "headspec/errors.hpp"
+
+namespace headspec {
+
+std::vector<double> parse_list(const std::string& text, const std::string& flag) {
+  std::vector<double> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    while (used < item.size() && std::isspace(static_cast<unsigned char>(item[used]))) ++used;
+    if (item.empty() || used != item.size()) throw UsageError(fmt::format("{}: '{}' is not a number", flag, item));
+    out.push_back(v);
+  }
+  if (out.empty() || (!text.empty() && text.back() == ','))
+    throw UsageError(fmt::format("{}: expected comma-separated numbers, got '{}'", flag, text));
+  return out;
+}
+
+uint32_t checked_seed(int64_t seed) {
+  if (seed < 0 || seed > 0xFFFFFFFFLL) throw UsageError(fmt::format("--seed: must be in [0, 2^32), got {}", seed));
+  return static_cast<uint32_t>(seed);
+}
+
+ModelSpec ModelSettings::to_spec() const {
+  ModelSpec m;
+  const auto values = parse_list(nu, "--nu");
+  m.prior = Prior::parse(prior, Eigen::Map<const Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(values.size())));
+  m.activation = parse_activation(activation);
+  m.readout = parse_readout(readout);
+  m.L = L;
+  m.H = H;
+  m.lr = lr;
+  m.readout_lr = lr;
+  if (!readout_lr.empty()) {
+    const auto v = parse_list(readout_lr, "--readout-lr");
+    if (v.size() != 1) throw UsageError("--readout-lr: expected one number");
+    m.readout_lr = v[0];
+  }
+  m.batch = batch;
+  m.noise = noise;
+  m.q0 = q0;
+  m.validate();
+  return m;
+}
+
+}  // namespace headspec

@@ -1,0 +1,279 @@
+// Counter-based random numbers (include/headspec/random.hpp, philox.hpp).
+// References: Random123's published known answers (kat_vectors) and its scalar
+// r123::Philox4x32; the values fill_normal gave before it was vectorised; the moments of
+// N(0,1) and U(0,1); the Kolmogorov distribution and the chi-square law. Statistical
+// bounds are 5 standard errors, or the 0.999 quantile of the test statistic: a correct
+// generator fails one of them with probability below 10^-3 per check, and the seeds are
+// fixed, so a failure is reproducible.
+#include <gtest/gtest.h>
+
+#include <Random123/philox.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "headspec/philox.hpp"
+#include "headspec/random.hpp"
+
+using namespace headspec;
+
+namespace {
+
+std::vector<double> normals(const StreamId& id, uint64_t first, std::size_t n) {
+  std::vector<double> x(n);
+  fill_normal(id, first, x.data(), n);
+  return x;
+}
+
+std::vector<double> uniforms(const StreamId& id, uint64_t first, std::size_t n) {
+  std::vector<double> x(n);
+  fill_uniform(id, first, x.data(), n);
+  return x;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+double mean_of(const std::vector<double>& x, double (*f)(double)) {
+  double s = 0;
+  for (double v : x) s += f(v);
+  return s / static_cast<double>(x.size());
+}
+
+// Sample mean of f(x) and its standard error from the known variance of f under the law.
+void expect_moment(const std::vector<double>& x, double (*f)(double), double expected, double variance,
+                   const char* what) {
+  const double se = std::sqrt(variance / static_cast<double>(x.size()));
+  EXPECT_NEAR(mean_of(x, f), expected, 5 * se) << what;
+}
+
+double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+// The q-quantile of χ²(k) by Wilson–Hilferty (relative error below 10^-3 for k ≥ 5).
+double chi2_quantile(double k, double z_q) {
+  const double a = 2.0 / (9.0 * k);
+  return k * std::pow(1.0 - a + z_q * std::sqrt(a), 3);
+}
+constexpr double kZ999 = 3.090232;  // standard normal 0.999 quantile
+
+double correlation(const std::vector<double>& a, const std::vector<double>& b) {
+  const double n = static_cast<double>(a.size());
+  const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n, mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return sab / std::sqrt(saa * sbb);
+}
+
+}  // namespace
+
+// Random123's known-answer vectors for Philox4x32-10 (kat_vectors in its distribution).
+TEST(Philox, PublishedKnownAnswers) {
+  struct Kat {
+    uint32_t ctr[4], key[2], out[4];
+  };
+  const Kat kats[] = {
+      {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+      {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}, {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+      {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}, {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+  };
+  for (const auto& k : kats) {
+    // Run 40 blocks ending at the known counter, so that it goes through the vectorised path.
+    std::vector<uint32_t> out(4 * 40);
+    philox4x32_10(k.key[0], k.key[1], k.ctr[0] - 39, k.ctr[1], k.ctr[2], k.ctr[3], 40, out.data());
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(out[4 * 39 + j], k.out[j]) << "word " << j;
+  }
+}
+
+// The vectorised paths against Random123's scalar Philox over random keys and counters,
+// runs of every length 1..70 (batches of 32 and 16 blocks, then single blocks), and
+// counters that wrap at 2^32.
+TEST(Philox, MatchesRandom123Scalar) {
+  std::mt19937 gen(2024);
+  const r123::Philox4x32 scalar;
+  std::size_t blocks = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const uint32_t k0 = gen(), k1 = gen(), c1 = gen(), c2 = gen(), c3 = gen();
+    const uint32_t c0 = trial % 4 == 0 ? 0xFFFFFFFFu - (gen() % 40) : gen();  // some runs wrap
+    const std::size_t n = 1 + trial % 70;
+    std::vector<uint32_t> out(4 * n);
+    philox4x32_10(k0, k1, c0, c1, c2, c3, n, out.data());
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto r = scalar(r123::Philox4x32::ctr_type{{c0 + static_cast<uint32_t>(i), c1, c2, c3}},
+                            r123::Philox4x32::key_type{{k0, k1}});
+      for (int j = 0; j < 4; ++j) ASSERT_EQ(out[4 * i + j], r[j]) << "trial " << trial << " block " << i << " word " << j;
+    }
+    blocks += n;
+  }
+  EXPECT_GT(blocks, 10000u);
+  RecordProperty("philox_instruction_set", philox_instruction_set());
+}
+
+// Values of fill_normal and fill_uniform before Philox was vectorised (the scalar
+// Random123 implementation): the same numbers per seed. Uniforms are exact on every
+// build; normals within a few ulps (libmvec's variants may differ between instruction sets).
+TEST(RandomFill, SameNumbersAsScalarImplementation) {
+  const StreamId a{1, Purpose::Train, 0, 0}, b{7, Purpose::KeyInit, 3, 123456789012ULL};
+  const auto na = normals(a, 1000, 1000), nb = normals(b, 1000, 1000);
+  EXPECT_NEAR(na[0], -0.16446626772945999, 1e-14);
+  EXPECT_NEAR(na[1], -0.80366867394812014, 1e-14);
+  EXPECT_NEAR(na[127], 0.66723356322118521, 1e-14);
+  EXPECT_NEAR(na[128], -1.5000709493555133, 1e-14);
+  EXPECT_NEAR(na[999], -0.28197822488878199, 1e-14);
+  EXPECT_NEAR(nb[0], -0.93074690464597853, 1e-14);
+  EXPECT_NEAR(nb[128], -2.1787683953831247, 1e-14);
+  EXPECT_NEAR(nb[255], -1.0161546863971724, 1e-14);
+  const auto ua = uniforms(a, 1000, 1000), ub = uniforms(b, 1000, 1000);
+  EXPECT_EQ(ua[0], 0.71428999377569036);
+  EXPECT_EQ(ua[1], 0.71787341552515782);
+  EXPECT_EQ(ua[999], 0.69135612684661019);
+  EXPECT_EQ(ub[0], 0.62280742200170569);
+  EXPECT_EQ(ub[999], 0.93301902015535165);
+}
+
+// Each value is a pure function of (StreamId, index): any split of [first, first + n) into
+// pieces (odd offsets, lengths crossing the 128-normal groups), filled in any order or
+// from any thread, gives the same bits as one fill.
+TEST(RandomFill, PiecewiseEqualsWhole) {
+  const StreamId id{11, Purpose::Train, 5, (uint64_t{3} << 32) + 17};
+  std::mt19937 gen(5);
+  for (uint64_t first : {uint64_t{0}, uint64_t{1}, uint64_t{127}, uint64_t{128}, uint64_t{1001}, uint64_t{1} << 33}) {
+    const std::size_t n = 3000;
+    const auto whole_n = normals(id, first, n), whole_u = uniforms(id, first, n);
+    std::vector<double> pn(n), pu(n);
+    for (std::size_t at = 0; at < n;) {
+      const std::size_t len = std::min<std::size_t>(n - at, 1 + gen() % 300);
+      fill_normal(id, first + at, pn.data() + at, len);
+      fill_uniform(id, first + at, pu.data() + at, len);
+      at += len;
+    }
+    EXPECT_TRUE(same_bits(whole_n, pn)) << "normals from " << first;
+    EXPECT_TRUE(same_bits(whole_u, pu)) << "uniforms from " << first;
+    // One value at a time, backwards.
+    std::vector<double> one(n);
+    for (std::size_t i = n; i-- > 0;) fill_normal(id, first + i, one.data() + i, 1);
+    EXPECT_TRUE(same_bits(whole_n, one)) << "single normals from " << first;
+    // Pieces of 37 spread over threads.
+    std::vector<double> threaded(n);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t at = 0; at < static_cast<int64_t>(n); at += 37)
+      fill_normal(id, first + static_cast<uint64_t>(at), threaded.data() + at,
+                  std::min<std::size_t>(37, n - static_cast<std::size_t>(at)));
+    EXPECT_TRUE(same_bits(whole_n, threaded)) << "threaded normals from " << first;
+  }
+}
+
+// E x = 0, E x² = 1, E x³ = 0, E x⁴ = 3, with variances 1, 2, 15, 96 (E x^2k = (2k−1)!!).
+TEST(RandomFill, NormalMoments) {
+  const auto x = normals(StreamId{3, Purpose::MonteCarlo, 0, 0}, 0, 4'000'000);
+  expect_moment(x, [](double v) { return v; }, 0.0, 1.0, "mean");
+  expect_moment(x, [](double v) { return v * v; }, 1.0, 2.0, "second moment");
+  expect_moment(x, [](double v) { return v * v * v; }, 0.0, 15.0, "third moment");
+  expect_moment(x, [](double v) { return v * v * v * v; }, 3.0, 96.0, "fourth moment");
+  for (double v : x) ASSERT_TRUE(std::isfinite(v));
+}
+
+// E u^k = 1/(k+1): mean 1/2 (variance 1/12), E u² = 1/3 (variance 1/5 − 1/9 = 4/45).
+TEST(RandomFill, UniformMomentsAndOpenInterval) {
+  const auto u = uniforms(StreamId{3, Purpose::MonteCarlo, 1, 0}, 0, 4'000'000);
+  expect_moment(u, [](double v) { return v; }, 0.5, 1.0 / 12, "mean");
+  expect_moment(u, [](double v) { return v * v; }, 1.0 / 3, 4.0 / 45, "second moment");
+  EXPECT_GT(*std::min_element(u.begin(), u.end()), 0.0);
+  EXPECT_LT(*std::max_element(u.begin(), u.end()), 1.0);
+}
+
+// Kolmogorov–Smirnov against Φ at level 10^-3: √n D_n < 1.9495, the 0.999 quantile of the
+// Kolmogorov distribution (asymptotic; n = 10^6).
+TEST(RandomFill, NormalKolmogorovSmirnov) {
+  auto x = normals(StreamId{4, Purpose::MonteCarlo, 2, 9}, 0, 1'000'000);
+  std::sort(x.begin(), x.end());
+  const double n = static_cast<double>(x.size());
+  double d = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double f = normal_cdf(x[i]);
+    d = std::max({d, (static_cast<double>(i) + 1) / n - f, f - static_cast<double>(i) / n});
+  }
+  EXPECT_LT(std::sqrt(n) * d, 1.9495);
+}
+
+// Chi-square of Φ(x) over 200 equiprobable bins (the tails included: the outer bins hold
+// |x| > 2.8) at level 10^-3.
+TEST(RandomFill, NormalChiSquareOfCdf) {
+  const auto x = normals(StreamId{5, Purpose::MonteCarlo, 0, 0}, 0, 2'000'000);
+  const int bins = 200;
+  std::vector<double> count(bins, 0.0);
+  for (double v : x) count[std::min(bins - 1, static_cast<int>(normal_cdf(v) * bins))] += 1;
+  const double expected = static_cast<double>(x.size()) / bins;
+  double chi2 = 0;
+  for (double c : count) chi2 += (c - expected) * (c - expected) / expected;
+  EXPECT_LT(chi2, chi2_quantile(bins - 1, kZ999));
+}
+
+// Streams that differ in any one field of StreamId, and neighbouring values of one stream,
+// are uncorrelated: |r| < 5/√n (the standard error of r for independent samples).
+TEST(RandomFill, DistinctStreamsAreUncorrelated) {
+  const std::size_t n = 1'000'000;
+  const StreamId base{8, Purpose::Train, 4, 10};
+  const auto x = normals(base, 0, n);
+  std::vector<StreamId> others;
+  for (int field = 0; field < 5; ++field) {
+    StreamId o = base;
+    if (field == 0) o.seed = 9;
+    if (field == 1) o.purpose = Purpose::Test;
+    if (field == 2) o.lane = 5;
+    if (field == 3) o.step = 11;
+    if (field == 4) o.step = 10 + (uint64_t{1} << 32);  // the step's high word
+    others.push_back(o);
+  }
+  const double bound = 5 / std::sqrt(static_cast<double>(n));
+  for (const auto& o : others) EXPECT_LT(std::abs(correlation(x, normals(o, 0, n))), bound);
+  EXPECT_LT(std::abs(correlation(x, normals(base, n, n))), bound);  // the same stream, further on
+  const std::vector<double> head(x.begin(), x.end() - 1), tail(x.begin() + 1, x.end());
+  EXPECT_LT(std::abs(correlation(head, tail)), bound);  // lag 1: the two normals of a block
+  EXPECT_DOUBLE_EQ(correlation(x, normals(base, 0, n)), 1.0);  // the test can see a correlation
+}
+
+// RandomStream::below(m) is uniform on {0..m−1}: chi-square at level 10^-3, for moduli that
+// divide 2^32 and that do not.
+TEST(RandomStream, BelowIsUniform) {
+  for (uint32_t m : {2u, 3u, 7u, 10u, 64u, 1000u}) {
+    RandomStream rng(StreamId{12, Purpose::Data, m, 0});
+    const int draws = 500'000;
+    std::vector<double> count(m, 0.0);
+    for (int i = 0; i < draws; ++i) {
+      const uint32_t k = rng.below(m);
+      ASSERT_LT(k, m);
+      count[k] += 1;
+    }
+    const double expected = static_cast<double>(draws) / m;
+    double chi2 = 0;
+    for (double c : count) chi2 += (c - expected) * (c - expected) / expected;
+    // χ²(1) 0.999 quantile is 10.83; Wilson–Hilferty is used from 5 degrees of freedom.
+    const double bound = m - 1 < 5 ? (m == 2 ? 10.828 : 13.816) : chi2_quantile(m - 1, kZ999);
+    EXPECT_LT(chi2, bound) << "m = " << m;
+  }
+  RandomStream one(StreamId{12, Purpose::Data, 0, 1});
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(one.below(1), 0u);
+}
+
+// Sequential draws are the fills of the stream's two sub-lanes, whatever their interleaving.
+TEST(RandomStream, NormalsAreTheFillOfItsLane) {
+  const StreamId id{13, Purpose::Train, 6, 2};
+  RandomStream rng(id);
+  std::vector<double> drawn;
+  for (int i = 0; i < 300; ++i) {
+    drawn.push_back(rng.normal());
+    if (i % 3 == 0) rng.uniform();
+  }
+  StreamId normal_lane = id;
+  normal_lane.lane = 2 * id.lane + 1;
+  EXPECT_TRUE(same_bits(drawn, normals(normal_lane, 0, 300)));
+}
