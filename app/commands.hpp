@@ -16,5 +16,6 @@ struct Command {
 Command add_simulate_command(CLI::App& app);
 Command add_bayes_command(CLI::App& app);
 Command add_figure_command(CLI::App& app);
+Command add_theory_command(CLI::App& app);
 
 }  // namespace headspec::app

@@ -74,4 +74,37 @@ double AttentionKernel::phi(int h, int l, int lp) const {
   return 0;
 }
 
+void AttentionKernel::jacobian_gram(Eigen::MatrixXd& out) const {
+  out.resize(H_, H_);
+  for (int h = 0; h < H_; ++h)
+    for (int g = h; g < H_; ++g) {
+      double sum = 0;
+      switch (activation_) {
+        case Activation::Softmax:
+        case Activation::Softmax1: {
+          // Φ_h = c_h (diag A_h − A_h A_hᵀ): Σ (D_a − a aᵀ)∘(D_b − b bᵀ) = Σ a b (1 − a − b) + (a·b)².
+          double ab = 0, cross = 0;
+          for (int l = 0; l < L_; ++l) {
+            const double a = A_(h, l), b = A_(g, l);
+            ab += a * b;
+            cross += a * b * (1.0 - a - b);
+          }
+          sum = c_[h] * c_[g] * (cross + ab * ab);
+          break;
+        }
+        case Activation::BayesSoftmax: {
+          // Φ_hℓ,ℓ' = A_hℓ (c_h δ_ℓℓ' − a_ℓ'): Σ_ℓ A_hℓ A_gℓ (c_h c_g − (c_h + c_g) a_ℓ + |a|²).
+          const double a2 = a_.squaredNorm();
+          for (int l = 0; l < L_; ++l)
+            sum += A_(h, l) * A_(g, l) * (c_[h] * c_[g] - (c_[h] + c_[g]) * a_[l] + a2);
+          break;
+        }
+        case Activation::Linear:  // Φ_hℓ,ℓ' = c_h δ_ℓℓ'
+          sum = c_[h] * c_[g] * L_;
+          break;
+      }
+      out(h, g) = out(g, h) = sum;
+    }
+}
+
 }  // namespace headspec

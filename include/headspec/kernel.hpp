@@ -26,6 +26,11 @@ class AttentionKernel {
   /// One entry Φ_hℓ,ℓ' of the linear map above (MODEL.md §7).
   double phi(int h, int l, int lp) const;
 
+  /// out_hh' = Σ_ℓ Σ_ℓ' Φ_hℓ,ℓ' Φ_h'ℓ,ℓ' (H×H, symmetric): the Gram matrix of the rows of Φ
+  /// that the SGD-noise term of dQ/dt needs when g is integrated out (MODEL.md §7).
+  /// O(H²L) in closed form; equal to the sum of phi() products.
+  void jacobian_gram(Eigen::MatrixXd& out) const;
+
   const RowMatrix& attention() const { return A_; }          ///< A = σ(S), H×L
   const Eigen::VectorXd& position_weights() const { return a_; }  ///< a_ℓ = Σ_h c_h A_hℓ
   const Eigen::VectorXd& head_outputs() const { return o_; }  ///< o_h = Σ_ℓ A_hℓ g_ℓ = ∂ŷ/∂c_h

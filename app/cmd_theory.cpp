@@ -1,0 +1,149 @@
+// `headspec theory`: the asymptotic ODE of MODEL.md §6 (INTERFACE.md).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "headspec/dense_engine.hpp"
+#include "headspec/errors.hpp"
+#include "headspec/io.hpp"
+#include "headspec/theory_integrator.hpp"
+#include "options.hpp"
+
+namespace headspec::app {
+namespace {
+
+struct TheoryCliOptions {
+  ModelOptions model;
+  RunOptions run;
+  int64_t mc = 10000;
+  bool mc_resample = false;
+  std::string integrator;  // empty: rk4, or euler with --mc-resample
+  double dt = 0.05;
+  int64_t init_D = 10000;
+  int runs = 1;
+  bool keep_R = false;
+  double until_converged = 0;
+};
+
+int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv) {
+  // Everything is checked before anything runs or is written.
+  const ModelSpec model = make_model(o.model);
+  validate_run(o.run);
+  if (o.runs < 1) throw UsageError(fmt::format("--runs: must be at least 1, got {}", o.runs));
+  if (o.run.seed + o.runs - 1 > 0xFFFFFFFFLL) throw UsageError("--runs: seed + runs - 1 must stay below 2^32");
+  if (o.mc < 2 || o.mc > 0xFFFFFFFFLL) throw UsageError(fmt::format("--mc: must be in [2, 2^32), got {}", o.mc));
+  const int64_t frame = model.F() + 1 + model.H;
+  if (o.init_D < frame)
+    throw UsageError(fmt::format("--init-D: D = {} is too small for the frame F + 1 + H = {}", o.init_D, frame));
+  if (o.init_D > 400'000'000 / (model.L + 2 * model.H))
+    throw UsageError(fmt::format("--init-D: D = {} is too large to draw the initial keys in memory", o.init_D));
+
+  IntegrationSpec integration;
+  integration.method = parse_integrator(o.integrator.empty() ? (o.mc_resample ? "euler" : "rk4") : o.integrator);
+  integration.dt = o.dt;
+  integration.T = o.run.T;
+  integration.record_every = o.run.record_every;
+  integration.until_converged = o.until_converged;
+  const MonteCarloMode mode = o.mc_resample ? MonteCarloMode::Resample : MonteCarloMode::Fixed;
+  integration.validate(mode);
+
+  std::vector<TheoryResult> results;
+  Progress progress("theory", static_cast<double>(o.runs) * (o.run.T + o.run.record_every));
+  for (int k = 0; k < o.runs; ++k) {
+    const uint32_t seed = static_cast<uint32_t>(o.run.seed) + static_cast<uint32_t>(k);
+    // The initial state is exactly that of `simulate --engine dense --D init_D --seed seed`.
+    OrderParameters initial = DenseEngine(model, o.init_D, seed).order_parameters();
+    if (!o.keep_R) initial.R.setZero();  // R ≡ 0 from then on (MODEL.md §7)
+    TheoryOptions mc;
+    mc.samples = o.mc;
+    mc.mode = mode;
+    mc.channel = o.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
+    mc.seed = seed;
+    const TheoryEngine engine(model, mc);
+    results.push_back(integrate_theory(engine, initial, integration, k, [&](int run, double t) {
+      progress.update(fmt::format("run {} t = {:.4g} / {}", run, t, o.run.T),
+                      run * (o.run.T + o.run.record_every) + t);
+    }));
+  }
+  progress.finish();
+
+  std::vector<const Record*> rows;
+  for (const auto& r : results)
+    for (const auto& rec : r.trajectory.records) rows.push_back(&rec);
+  const bool learned = model.readout == Readout::Learned;
+  nlohmann::json meta = provenance();
+  meta["command"] = "theory";
+  meta["argv"] = argv;
+  nlohmann::json jm;
+  model.to_json(jm);
+  meta["model"] = jm;
+  meta["theory"] = {{"mc", o.mc},
+                    {"mc_mode", o.mc_resample ? "resample" : "fixed"},
+                    {"value_channel", o.keep_R ? "sampled" : "integrated"},
+                    {"integrator", to_string(integration.method)},
+                    {"dt", integration.dt},
+                    {"dopri5_tolerance", integration.tolerance},
+                    {"init_D", o.init_D},
+                    {"keep_R", o.keep_R},
+                    {"until_converged", o.until_converged},
+                    {"T", o.run.T},
+                    {"record_every", o.run.record_every},
+                    {"seed", o.run.seed},
+                    {"runs", o.runs},
+                    {"time", "t = samples seen / D, as for simulate"}};
+  meta["columns"] = csv_columns(model.H, model.F(), learned);
+  int status = 0;
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    const auto& r = results[k];
+    nlohmann::json run = {{"run", k}, {"evaluations", r.evaluations}};
+    if (o.until_converged > 0) {
+      run["converged"] = r.converged;
+      if (r.converged) run["converged_at"] = r.converged_at;
+    }
+    if (r.trajectory.diverged) {
+      run["diverged_at"] = r.trajectory.diverged_at;
+      status = 3;
+    }
+    meta["runs_summary"].push_back(run);
+  }
+  write_output(o.run, format_csv(rows, model.H, model.F(), learned), meta);
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    const auto& r = results[k];
+    if (r.trajectory.diverged)
+      std::cerr << fmt::format(
+          "headspec: run {} diverged (NaN or overflow) at t = {}; the rows before it are kept; try a smaller --lr "
+          "(now {}) or a smaller --dt (now {})\n",
+          k, r.trajectory.diverged_at, model.lr, integration.dt);
+    else if (o.until_converged > 0 && !r.converged)
+      std::cerr << fmt::format("headspec: run {} did not converge (every |derivative| < {}) by T = {}\n", k,
+                               o.until_converged, o.run.T);
+  }
+  return status;
+}
+
+}  // namespace
+
+Command add_theory_command(CLI::App& app) {
+  auto opts = std::make_shared<TheoryCliOptions>();
+  CLI::App* sub = app.add_subcommand("theory", "the asymptotic ODE of the order parameters (D → ∞, t = n/D)");
+  add_model_options(sub, opts->model);
+  add_run_options(sub, opts->run);
+  sub->add_option("--mc", opts->mc, "Monte Carlo samples N per evaluation of the right-hand side")
+      ->capture_default_str();
+  sub->add_flag("--mc-resample", opts->mc_resample,
+                "fresh samples at every step (default: one fixed set reused at every evaluation)");
+  sub->add_option("--integrator", opts->integrator,
+                  "rk4 | dopri5 | euler | heun (default rk4; euler with --mc-resample)");
+  sub->add_option("--dt", opts->dt, "time step (initial step for dopri5)")->capture_default_str();
+  sub->add_option("--init-D", opts->init_D, "D of the finite-D initialisation drawn for M(0), Q(0)")
+      ->capture_default_str();
+  sub->add_option("--runs", opts->runs, "independent runs (run k uses seed + k)")->capture_default_str();
+  sub->add_flag("--keep-R", opts->keep_R, "keep R(0) from the draw and sample the value channel (general path)");
+  sub->add_option("--until-converged", opts->until_converged,
+                  "stop once every |derivative| is below this (--T is then the longest time)");
+  return {sub, [opts](const std::vector<std::string>& argv) { return run_theory(*opts, argv); }};
+}
+
+}  // namespace headspec::app

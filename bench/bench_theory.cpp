@@ -1,0 +1,72 @@
+// Right-hand-side evaluations of the theory (MODEL.md §6–7) per second, and one whole
+// Fig. 1 theory curve. Numbers and the NumPy comparison: docs/performance-theory.md.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include "headspec/dense_engine.hpp"
+#include "headspec/theory_integrator.hpp"
+
+using namespace headspec;
+
+namespace {
+
+ModelSpec fig1_model() {
+  ModelSpec m;  // flip ν = (2, 2), L = 10, H = 2, softmax, learned readout, η = 1
+  return m;
+}
+
+OrderParameters fig1_state(const ModelSpec& m) {
+  OrderParameters op = DenseEngine(m, 10000, 1).order_parameters();
+  op.R.setZero();
+  op.M(0, 0) += 0.5;  // a state part-way along the curve
+  op.M(1, 0) += 0.5;
+  op.Q(0, 0) += 0.25;
+  op.Q(1, 1) += 0.25;
+  op.Q(0, 1) += 0.25;
+  op.Q(1, 0) += 0.25;
+  return op;
+}
+
+// Arg 0: threads; arg 1: 0 integrated value channel, 1 sampled.
+void BM_TheoryRhs(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  omp_set_num_threads(threads);
+  const ModelSpec m = fig1_model();
+  TheoryOptions o;
+  o.samples = 10000;
+  o.channel = state.range(1) == 0 ? ValueChannel::Integrated : ValueChannel::Sampled;
+  const TheoryEngine engine(m, o);
+  const OrderParameters op = fig1_state(m);
+  TheoryEvaluation ev;
+  for (auto _ : state) {
+    engine.evaluate(op, 0, ev);
+    benchmark::DoNotOptimize(ev.rate.data());
+  }
+  state.counters["rhs_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  omp_set_num_threads(omp_get_num_procs());
+}
+BENCHMARK(BM_TheoryRhs)->Args({1, 0})->Args({2, 0})->Args({1, 1})->Args({2, 1})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A whole Fig. 1 theory curve: N = 10^4 fixed samples, RK4 with dt = 0.05, t from 0 to 150.
+void BM_TheoryFig1Curve(benchmark::State& state) {
+  omp_set_num_threads(static_cast<int>(state.range(0)));
+  const ModelSpec m = fig1_model();
+  TheoryOptions o;
+  o.samples = 10000;
+  const TheoryEngine engine(m, o);
+  OrderParameters init = DenseEngine(m, 10000, 1).order_parameters();
+  init.R.setZero();
+  IntegrationSpec spec;
+  spec.T = 150;
+  spec.record_every = 1;
+  spec.dt = 0.05;
+  for (auto _ : state) {
+    const TheoryResult r = integrate_theory(engine, init, spec, 0);
+    benchmark::DoNotOptimize(r.trajectory.records.data());
+  }
+  omp_set_num_threads(omp_get_num_procs());
+}
+BENCHMARK(BM_TheoryFig1Curve)->Arg(1)->Arg(2)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+}  // namespace
+BENCHMARK_MAIN();

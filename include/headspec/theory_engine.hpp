@@ -1,0 +1,104 @@
+#pragma once
+// The asymptotic theory (MODEL.md §6–7): the right-hand side of the order-parameter ODE,
+// as a function of the state (M, R, Q, c), with its expectations taken by Monte Carlo.
+// The per-sample maths is AttentionKernel's; this file only maps standard normals to the
+// sample's projections and averages the kernel's outputs. Integrators live in
+// theory_integrator.hpp and know nothing of attention.
+#include <cstdint>
+#include <vector>
+
+#include "headspec/model.hpp"
+#include "headspec/order_parameters.hpp"
+
+namespace headspec {
+
+/// How the Monte Carlo samples are chosen (seed Fig. 8 compares the two).
+enum class MonteCarloMode {
+  Fixed,     ///< one set of samples reused at every evaluation: a smooth, deterministic right-hand side
+  Resample,  ///< fresh samples for every value of the draw index
+};
+
+/// How the value channel g is treated (MODEL.md §7).
+enum class ValueChannel {
+  Integrated,  ///< R ≡ 0: g integrated out exactly (R of the state is ignored, dR/dt = 0)
+  Sampled,     ///< general path: g is sampled with the other projections (any R)
+};
+
+struct TheoryOptions {
+  int64_t samples = 10000;  ///< N
+  MonteCarloMode mode = MonteCarloMode::Fixed;
+  ValueChannel channel = ValueChannel::Integrated;
+  uint32_t seed = 1;  ///< Monte Carlo stream (seed, MonteCarlo, lane n, step draw)
+};
+
+/// Packing of the state into a flat vector, the integrators' state type:
+/// [M row-major (H·F), R (H), Q upper triangle row by row (H(H+1)/2), c (H, learned readout only)].
+class StateLayout {
+ public:
+  StateLayout(int H, int F, bool learned_readout);
+  std::size_t size() const { return size_; }
+  int H() const { return H_; }
+  int F() const { return F_; }
+  bool learned_readout() const { return learned_; }
+  std::size_t m_index(int h, int f) const { return static_cast<std::size_t>(h * F_ + f); }
+  std::size_t r_index(int h) const { return static_cast<std::size_t>(H_ * F_ + h); }
+  std::size_t q_index(int h, int g) const;  ///< any order of (h, g)
+  std::size_t c_index(int h) const { return q_end_ + static_cast<std::size_t>(h); }
+
+  void pack(const OrderParameters& op, double* x) const;
+  /// The readout of a fixed-readout state is `fixed_c`.
+  OrderParameters unpack(const double* x, const Eigen::VectorXd& fixed_c) const;
+
+ private:
+  int H_, F_;
+  bool learned_;
+  std::size_t q_end_, size_;
+};
+
+/// One evaluation of the right-hand side.
+struct TheoryEvaluation {
+  std::vector<double> rate;         ///< d state/dt, in StateLayout order
+  std::vector<double> rate_stderr;  ///< Monte Carlo standard error of every entry of rate
+  double error = 0;                 ///< ε = E[r²] (MODEL.md §4)
+  double error_stderr = 0;
+  double max_abs_rate() const;
+};
+
+class TheoryEngine {
+ public:
+  /// Samples are processed in blocks of this many; each block is summed in sample order
+  /// and the blocks in block order, so results do not depend on the number of threads.
+  static constexpr int64_t kBlock = 256;
+
+  TheoryEngine(const ModelSpec& model, const TheoryOptions& options);
+
+  const StateLayout& layout() const { return layout_; }
+  const ModelSpec& model() const { return model_; }
+  const TheoryOptions& options() const { return options_; }
+
+  /// The right-hand side at state op (MODEL.md §6; §7 with ValueChannel::Integrated).
+  /// `draw` selects the samples in Resample mode and is ignored in Fixed mode.
+  /// Time is t = (samples seen)/D as for `simulate`, so with a mini-batch B the rates of
+  /// MODEL.md §6 (written per SGD step) are divided by B.
+  void evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out) const;
+  /// Same, from a packed state.
+  void evaluate(const double* x, uint64_t draw, TheoryEvaluation& out) const;
+
+  /// The readout of a state whose readout is fixed (sum, mean).
+  const Eigen::VectorXd& fixed_readout() const { return fixed_c_; }
+
+  /// Numbers per stored sample: θ (F), then for each position ℓ: λ_ℓ (F), w_ℓ (H), g_ℓ; then ξ.
+  int sample_width() const { return width_; }
+
+ private:
+  void draw_sample(int64_t n, uint64_t draw, double* out) const;
+
+  ModelSpec model_;
+  TheoryOptions options_;
+  StateLayout layout_;
+  Eigen::VectorXd fixed_c_;
+  int width_;
+  std::vector<double> stored_;  // Fixed mode: N × width standard normals and θ (when they fit)
+};
+
+}  // namespace headspec

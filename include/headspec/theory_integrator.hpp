@@ -1,0 +1,52 @@
+#pragma once
+// Integrating the theory's ODE (MODEL.md §6) in odeint's three roles: the system is
+// TheoryEngine::evaluate (it knows nothing of integration), the steppers below know
+// nothing of attention, and the observer records Records in the columns of `simulate`.
+// Time is always t0 + k·dt (or t0 + k·record_every), never accumulated.
+#include <cstdint>
+#include <string>
+
+#include "headspec/simulation.hpp"
+#include "headspec/theory_engine.hpp"
+
+namespace headspec {
+
+enum class Integrator {
+  RK4,     ///< classical fixed-step Runge–Kutta (order 4)
+  Dopri5,  ///< adaptive Dormand–Prince 5(4) with error control (boost odeint), Fixed samples only
+  Euler,   ///< fixed-step Euler (order 1)
+  Heun,    ///< fixed-step Heun (order 2); both stages use the same samples
+};
+
+/// rk4 | dopri5 | euler | heun; throws UsageError naming --integrator otherwise.
+Integrator parse_integrator(const std::string& name);
+const char* to_string(Integrator i);
+
+struct IntegrationSpec {
+  Integrator method = Integrator::RK4;
+  double dt = 0.05;              ///< fixed step (initial step for dopri5)
+  double T = 20;                 ///< horizon
+  double record_every = 1;       ///< a multiple of dt for the fixed-step methods
+  double until_converged = 0;    ///< > 0: stop once every |derivative| < this
+  double tolerance = 1e-8;       ///< dopri5: absolute and relative error per step
+
+  /// Steps of dt between records (fixed-step methods).
+  int64_t steps_per_record() const;
+  /// Throws UsageError naming the flag of the first inconsistent value (method, dt, record
+  /// interval, tolerance) for Monte Carlo mode `mode`.
+  void validate(MonteCarloMode mode) const;
+};
+
+struct TheoryResult {
+  Trajectory trajectory;     ///< records at t = 0, record_every, … (and at convergence)
+  bool converged = false;    ///< with until_converged: every |derivative| fell below it
+  double converged_at = 0;
+  int64_t evaluations = 0;   ///< right-hand-side evaluations
+};
+
+/// Integrates from `initial` (run index `run` is written into the records). In Resample
+/// mode, step k of a fixed-step method draws its samples with draw index k.
+TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters& initial, const IntegrationSpec& spec,
+                              int run, const ProgressFn& progress = {});
+
+}  // namespace headspec

@@ -1,0 +1,186 @@
+#include "headspec/theory_integrator.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/numeric/odeint.hpp>
+#include <cmath>
+#include <vector>
+
+#include "headspec/errors.hpp"
+
+namespace headspec {
+
+Integrator parse_integrator(const std::string& name) {
+  if (name == "rk4") return Integrator::RK4;
+  if (name == "dopri5") return Integrator::Dopri5;
+  if (name == "euler") return Integrator::Euler;
+  if (name == "heun") return Integrator::Heun;
+  throw UsageError(fmt::format("--integrator: unknown integrator '{}' (available: rk4, dopri5, euler, heun)", name));
+}
+
+const char* to_string(Integrator i) {
+  switch (i) {
+    case Integrator::RK4: return "rk4";
+    case Integrator::Dopri5: return "dopri5";
+    case Integrator::Euler: return "euler";
+    case Integrator::Heun: return "heun";
+  }
+  return "?";
+}
+
+int64_t IntegrationSpec::steps_per_record() const { return std::llround(record_every / dt); }
+
+void IntegrationSpec::validate(MonteCarloMode mode) const {
+  if (!(std::isfinite(dt) && dt > 0)) throw UsageError(fmt::format("--dt: must be > 0, got {}", dt));
+  if (!(std::isfinite(until_converged) && until_converged >= 0))
+    throw UsageError(fmt::format("--until-converged: must be > 0, got {}", until_converged));
+  if (mode == MonteCarloMode::Resample && (method == Integrator::RK4 || method == Integrator::Dopri5))
+    throw UsageError(fmt::format(
+        "--integrator: {} needs a smooth right-hand side; with --mc-resample use euler or heun", to_string(method)));
+  if (method != Integrator::Dopri5) {
+    const int64_t k = steps_per_record();
+    if (k < 1 || std::abs(static_cast<double>(k) * dt - record_every) > 1e-9 * record_every)
+      throw UsageError(fmt::format("--record-every: {} is not a whole number of steps --dt {}", record_every, dt));
+    if (T / dt > 1e9) throw UsageError(fmt::format("--dt: more than 10^9 steps up to T = {}", T));
+  }
+}
+
+namespace {
+
+bool finite(const std::vector<double>& v) {
+  for (double x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+// Thrown inside odeint to stop integrate_times.
+struct Stop {};
+
+}  // namespace
+
+TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters& initial, const IntegrationSpec& spec,
+                              int run, const ProgressFn& progress) {
+  const StateLayout& layout = engine.layout();
+  const std::size_t dim = layout.size();
+  TheoryResult result;
+  Trajectory& out = result.trajectory;
+  std::vector<double> x(dim);
+  layout.pack(initial, x.data());
+  const double t0 = 0;
+
+  auto record = [&](double t, const std::vector<double>& state, double error) {
+    Record rec;
+    rec.run = run;
+    rec.t = t;
+    rec.loss = error;
+    rec.op = layout.unpack(state.data(), engine.fixed_readout());
+    out.records.push_back(std::move(rec));
+    if (progress) progress(run, t);
+  };
+  auto diverge = [&](double t) {
+    out.diverged = true;
+    out.diverged_at = t;
+  };
+
+  if (spec.method == Integrator::Dopri5) {
+    namespace odeint = boost::numeric::odeint;
+    using State = std::vector<double>;
+    TheoryEvaluation ev;
+    auto system = [&](const State& s, State& dsdt, double t) {
+      if (!finite(s)) {
+        diverge(t);
+        throw Stop{};
+      }
+      engine.evaluate(s.data(), 0, ev);
+      ++result.evaluations;
+      dsdt = ev.rate;
+    };
+    const int64_t n_records = static_cast<int64_t>(std::floor(spec.T / spec.record_every + 1e-9));
+    std::vector<double> times(static_cast<std::size_t>(n_records + 1));
+    for (int64_t k = 0; k <= n_records; ++k) times[k] = t0 + static_cast<double>(k) * spec.record_every;
+    TheoryEvaluation at_record;
+    auto observer = [&](const State& s, double t) {
+      if (!finite(s)) {
+        diverge(t);
+        throw Stop{};
+      }
+      engine.evaluate(s.data(), 0, at_record);
+      ++result.evaluations;
+      record(t, s, at_record.error);
+      if (spec.until_converged > 0 && at_record.max_abs_rate() < spec.until_converged) {
+        result.converged = true;
+        result.converged_at = t;
+        throw Stop{};
+      }
+    };
+    try {
+      if (times.size() == 1) {
+        observer(x, t0);
+      } else {
+        odeint::integrate_times(
+            odeint::make_dense_output(spec.tolerance, spec.tolerance, odeint::runge_kutta_dopri5<State>()), system,
+            x, times.begin(), times.end(), spec.dt, observer);
+      }
+    } catch (const Stop&) {
+    } catch (const std::exception&) {  // step-size underflow: the state has blown up
+      diverge(out.records.empty() ? t0 : out.records.back().t);
+    }
+    return result;
+  }
+
+  // Fixed-step methods: the evaluation at x_k is the first stage of the step and gives ε
+  // and the convergence test at t_k.
+  const double dt = spec.dt;
+  const int64_t per_record = spec.steps_per_record();
+  const int64_t n_steps = static_cast<int64_t>(std::floor(spec.T / dt + 1e-9));
+  TheoryEvaluation k1, k2, k3, k4;
+  std::vector<double> tmp(dim);
+  for (int64_t k = 0;; ++k) {
+    const double t = t0 + static_cast<double>(k) * dt;
+    if (!finite(x)) {
+      diverge(t);
+      break;
+    }
+    const uint64_t draw = static_cast<uint64_t>(k);
+    engine.evaluate(x.data(), draw, k1);
+    ++result.evaluations;
+    if (!finite(k1.rate) || !std::isfinite(k1.error)) {
+      diverge(t);
+      break;
+    }
+    const bool converged = spec.until_converged > 0 && k1.max_abs_rate() < spec.until_converged;
+    if (k % per_record == 0 || converged) record(t, x, k1.error);
+    if (converged) {
+      result.converged = true;
+      result.converged_at = t;
+      break;
+    }
+    if (k == n_steps) break;
+    auto stage = [&](const TheoryEvaluation& from, double h, TheoryEvaluation& to) {
+      for (std::size_t i = 0; i < dim; ++i) tmp[i] = x[i] + h * from.rate[i];
+      engine.evaluate(tmp.data(), draw, to);
+      ++result.evaluations;
+    };
+    switch (spec.method) {
+      case Integrator::Euler:
+        for (std::size_t i = 0; i < dim; ++i) x[i] += dt * k1.rate[i];
+        break;
+      case Integrator::Heun:
+        stage(k1, dt, k2);
+        for (std::size_t i = 0; i < dim; ++i) x[i] += 0.5 * dt * (k1.rate[i] + k2.rate[i]);
+        break;
+      case Integrator::RK4:
+        stage(k1, 0.5 * dt, k2);
+        stage(k2, 0.5 * dt, k3);
+        stage(k3, dt, k4);
+        for (std::size_t i = 0; i < dim; ++i)
+          x[i] += dt / 6.0 * (k1.rate[i] + 2.0 * k2.rate[i] + 2.0 * k3.rate[i] + k4.rate[i]);
+        break;
+      case Integrator::Dopri5:
+        break;
+    }
+  }
+  return result;
+}
+
+}  // namespace headspec
