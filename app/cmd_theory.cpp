@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "headspec/engines.hpp"
 #include "headspec/dense_engine.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
@@ -22,6 +23,7 @@ struct TheoryCliOptions {
   std::string integrator;  // empty: rk4, or euler with --mc-resample
   double dt = 0.05;
   int64_t init_D = 10000;
+  std::string init_engine = "dense";
   int runs = 1;
   bool keep_R = false;
   double until_converged = 0;
@@ -34,11 +36,17 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv) 
   if (o.runs < 1) throw UsageError(fmt::format("--runs: must be at least 1, got {}", o.runs));
   if (o.run.seed + o.runs - 1 > 0xFFFFFFFFLL) throw UsageError("--runs: seed + runs - 1 must stay below 2^32");
   if (o.mc < 2 || o.mc > 0xFFFFFFFFLL) throw UsageError(fmt::format("--mc: must be in [2, 2^32), got {}", o.mc));
-  const int64_t frame = model.F() + 1 + model.H;
-  if (o.init_D < frame)
-    throw UsageError(fmt::format("--init-D: D = {} is too small for the frame F + 1 + H = {}", o.init_D, frame));
-  if (o.init_D > 400'000'000 / (model.L + 2 * model.H))
-    throw UsageError(fmt::format("--init-D: D = {} is too large to draw the initial keys in memory", o.init_D));
+  // The initial state is that of `simulate --engine <init-engine> --D <init-D>` with the
+  // same seed (the factory checks D against the engine's limits).
+  EngineFactory initial_engine;
+  try {
+    initial_engine = sgd_engine_factory(o.init_engine, model, o.init_D);
+  } catch (const UsageError& e) {
+    std::string what = e.what();
+    for (const std::string flag : {"--engine", "--D"})
+      if (what.rfind(flag + ":", 0) == 0) what = (flag == "--D" ? "--init-D" : "--init-engine") + what.substr(flag.size());
+    throw UsageError(what);
+  }
 
   IntegrationSpec integration;
   integration.method = parse_integrator(o.integrator.empty() ? (o.mc_resample ? "euler" : "rk4") : o.integrator);
@@ -53,8 +61,7 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv) 
   Progress progress("theory", static_cast<double>(o.runs) * (o.run.T + o.run.record_every));
   for (int k = 0; k < o.runs; ++k) {
     const uint32_t seed = static_cast<uint32_t>(o.run.seed) + static_cast<uint32_t>(k);
-    // The initial state is exactly that of `simulate --engine dense --D init_D --seed seed`.
-    OrderParameters initial = DenseEngine(model, o.init_D, seed).order_parameters();
+    OrderParameters initial = initial_engine(seed)->order_parameters();
     if (!o.keep_R) initial.R.setZero();  // R ≡ 0 from then on (MODEL.md §7)
     TheoryOptions mc;
     mc.samples = o.mc;
@@ -86,6 +93,7 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv) 
                     {"dt", integration.dt},
                     {"dopri5_tolerance", integration.tolerance},
                     {"init_D", o.init_D},
+                    {"init_engine", o.init_engine},
                     {"keep_R", o.keep_R},
                     {"until_converged", o.until_converged},
                     {"T", o.run.T},
@@ -138,6 +146,9 @@ Command add_theory_command(CLI::App& app) {
                   "rk4 | dopri5 | euler | heun (default rk4; euler with --mc-resample)");
   sub->add_option("--dt", opts->dt, "time step (initial step for dopri5)")->capture_default_str();
   sub->add_option("--init-D", opts->init_D, "D of the finite-D initialisation drawn for M(0), Q(0)")
+      ->capture_default_str();
+  sub->add_option("--init-engine", opts->init_engine,
+                  "engine whose initial state (same seed, D = --init-D) starts the ODE: dense | gram")
       ->capture_default_str();
   sub->add_option("--runs", opts->runs, "independent runs (run k uses seed + k)")->capture_default_str();
   sub->add_flag("--keep-R", opts->keep_R, "keep R(0) from the draw and sample the value channel (general path)");
