@@ -14,5 +14,6 @@ struct Command {
 };
 
 Command add_simulate_command(CLI::App& app);
+Command add_mnist_command(CLI::App& app);
 
 }  // namespace headspec::app

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<Command> commands;
   commands.push_back(add_simulate_command(app));
+  commands.push_back(add_mnist_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
