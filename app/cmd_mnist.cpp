@@ -57,6 +57,8 @@ int run_mnist_command(const MnistOptions& o, const std::vector<std::string>& arg
   if (o.run.seed + o.runs - 1 > 0xFFFFFFFFLL) throw UsageError("--runs: seed + runs - 1 must stay below 2^32");
   if (o.split_seed < 0 || o.split_seed > 0xFFFFFFFFLL)
     throw UsageError(fmt::format("--split-seed: must be in [0, 2^32), got {}", o.split_seed));
+  if (!(o.train_fraction > 0 && o.train_fraction < 1))
+    throw UsageError(fmt::format("--train-fraction: must be in (0, 1), got {}", o.train_fraction));
   if (!(std::isfinite(o.delta) && o.delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", o.delta));
   if (static_cast<int64_t>(model.batch) * (model.L + 1) >= (1LL << 31))
     throw UsageError("--batch: batch × (L + 1) must stay below 2^31");
