@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "headspec/random.hpp"
-#include "headspec/specialisation.hpp"
 
 namespace headspec {
 
