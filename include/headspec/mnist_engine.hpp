@@ -31,9 +31,10 @@ class MnistEngine final : public SgdEngine {
   /// M_hc = k_h·û_c/√D (the ten class directions, not orthogonal), R_h = k_h·v*/D, Q = KKᵀ/D.
   OrderParameters order_parameters() const override;
 
-  /// Mean squared error on test digits with fresh noise (MODEL.md §11): sample n uses test
-  /// digit n mod n_test; its position and noise are numbers n of the stream (seed, Test),
-  /// so every call sees the same test samples. The noise tokens enter only through k_h·z/√D and v*·z/√D, jointly
+  /// Mean squared error on test digits with fresh noise (MODEL.md §11): with samples ≥ n_test
+  /// sample n uses test digit n mod n_test, with fewer the digits are evenly spaced over the
+  /// class-ordered test set; a sample's position and noise are numbers n of the stream
+  /// (seed, Test), so every call sees the same test samples. The noise tokens enter only through k_h·z/√D and v*·z/√D, jointly
   /// Gaussian with covariance [[Q, R], [Rᵀ, |v*|²/D]] for fixed keys, and are drawn in that
   /// form: exact in distribution at D = 784, and cheap.
   ErrorEstimate test_error(int samples) const;

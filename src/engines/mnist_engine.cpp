@@ -161,11 +161,16 @@ ErrorEstimate MnistEngine::test_error(int samples) const {
   const Eigen::MatrixXd C =
       eig.eigenvectors() * eig.eigenvalues().cwiseMax(0.0).cwiseSqrt().asDiagonal() * eig.eigenvectors().transpose();
 
-  // The spike's contribution √ν (K p̂, v*·p̂)/√D for every test digit used.
-  const int used = std::min(samples, task_.n_test());
-  using Rows = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
-  const Rows K(keys_.data(), H, D);
-  const Rows P(task_.test.data(), used, D);
+  // The test digits used: all of them in turn, or, for fewer samples, evenly spaced along
+  // the test set (which is ordered by class), so that every class keeps its share.
+  const int n_test = task_.n_test(), used = std::min(samples, n_test);
+  RowMatrix P(used, D);
+  for (int k = 0; k < used; ++k) {
+    const int i = samples >= n_test ? k : static_cast<int>(static_cast<int64_t>(k) * n_test / samples);
+    P.row(k) = Eigen::Map<const Eigen::RowVectorXd>(task_.test_digit(i), D);
+  }
+  // The spike's contribution √ν (K p̂, v*·p̂)/√D for each of them.
+  const Eigen::Map<const RowMatrix> K(keys_.data(), H, D);
   const Eigen::Map<const Eigen::VectorXd> v(vstar_.data(), D);
   const Eigen::MatrixXd spike_s = amp / std::sqrt(d) * (K * P.transpose());  // H × used
   const Eigen::VectorXd spike_g = amp / std::sqrt(d) * (P * v);              // used
