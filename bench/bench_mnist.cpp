@@ -9,6 +9,7 @@
 #include <random>
 
 #include "headspec/mnist_engine.hpp"
+#include "headspec/random.hpp"
 
 using namespace headspec;
 
@@ -51,6 +52,20 @@ void BM_MnistSteps(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()) * kSteps * threads, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_MnistSteps)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The share of one step spent drawing its noise tokens: L × D = 5 × 784 normals per sample.
+void BM_MnistNoiseTokens(benchmark::State& state) {
+  std::vector<double> tokens(5 * kMnistPixels);
+  uint64_t n = 0;
+  for (auto _ : state) {
+    for (uint32_t l = 0; l < 5; ++l)
+      fill_normal(StreamId{1, Purpose::Train, l, n}, 0, tokens.data() + l * kMnistPixels, kMnistPixels);
+    benchmark::DoNotOptimize(tokens.data());
+    ++n;
+  }
+  state.counters["samples_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_MnistNoiseTokens);
 
 // The test error of Fig. 5 (right): 1000 test samples per record.
 void BM_MnistTestError(benchmark::State& state) {
