@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <algorithm>
+#include <array>
 #include <random>
 
 #include "cli_helpers.hpp"
@@ -149,6 +151,27 @@ TEST(MnistEngine, TestErrorOfLinearAttentionMatchesItsClosedForm) {
   const ErrorEstimate mc = e.test_error(task.n_test() * 2000);
   EXPECT_NEAR(mc.mean, exact, 4 * mc.stderr_);
   EXPECT_LT(mc.stderr_, 0.02 * exact) << "the check must be sharp";
+}
+
+// Fewer test samples than test digits still cover every class in proportion (the test set
+// is ordered by class); as many or more use every digit in turn.
+TEST(MnistEngine, TestSamplesCoverEveryClass) {
+  const MnistTask& task = fixture_task();
+  const int n_test = task.n_test();
+  for (int samples : {10, n_test / 2, n_test - 1}) {
+    const auto digits = MnistEngine::test_digits(samples, n_test);
+    ASSERT_EQ(static_cast<int>(digits.size()), samples);
+    std::array<int, kMnistClasses> per_class{}, total{};
+    for (int i : digits) ++per_class[task.test_label[i]];
+    for (int l : task.test_label) ++total[l];
+    for (int c = 0; c < kMnistClasses; ++c)
+      EXPECT_NEAR(per_class[c], double(total[c]) * samples / n_test, 1.0) << "class " << c << ", " << samples << " samples";
+    EXPECT_TRUE(std::is_sorted(digits.begin(), digits.end()));
+    EXPECT_EQ(std::adjacent_find(digits.begin(), digits.end()), digits.end()) << "no digit twice";
+  }
+  const auto all = MnistEngine::test_digits(3 * n_test, n_test);
+  ASSERT_EQ(static_cast<int>(all.size()), n_test);
+  for (int k = 0; k < n_test; ++k) EXPECT_EQ(all[k], k);
 }
 
 // One SGD step moves the keys by −η ∇ of ½(ŷ − y)² for the step's sample; the sample is

@@ -38,6 +38,8 @@ class MnistEngine final : public SgdEngine {
   /// Gaussian with covariance [[Q, R], [Rᵀ, |v*|²/D]] for fixed keys, and are drawn in that
   /// form: exact in distribution at D = 784, and cheap.
   ErrorEstimate test_error(int samples) const;
+  /// The test digits of test_error, in order: sample n uses entry n mod size.
+  static std::vector<int> test_digits(int samples, int n_test);
 
   /// Keys, H rows of D (row-major); writable for tests that start from a given state.
   std::vector<double>& keys() { return keys_; }

@@ -147,6 +147,15 @@ OrderParameters MnistEngine::order_parameters() const {
   return op;
 }
 
+std::vector<int> MnistEngine::test_digits(int samples, int n_test) {
+  // All of them in turn, or, for fewer samples, evenly spaced along the test set (which is
+  // ordered by class), so that every class keeps its share.
+  std::vector<int> out(static_cast<std::size_t>(std::min(samples, n_test)));
+  for (std::size_t k = 0; k < out.size(); ++k)
+    out[k] = samples >= n_test ? static_cast<int>(k) : static_cast<int>(static_cast<int64_t>(k) * n_test / samples);
+  return out;
+}
+
 ErrorEstimate MnistEngine::test_error(int samples) const {
   const int H = H_, L = L_;
   const double d = static_cast<double>(D), amp = std::sqrt(nu_);
@@ -161,14 +170,10 @@ ErrorEstimate MnistEngine::test_error(int samples) const {
   const Eigen::MatrixXd C =
       eig.eigenvectors() * eig.eigenvalues().cwiseMax(0.0).cwiseSqrt().asDiagonal() * eig.eigenvectors().transpose();
 
-  // The test digits used: all of them in turn, or, for fewer samples, evenly spaced along
-  // the test set (which is ordered by class), so that every class keeps its share.
-  const int n_test = task_.n_test(), used = std::min(samples, n_test);
+  const std::vector<int> digits = test_digits(samples, task_.n_test());
+  const int used = static_cast<int>(digits.size());
   RowMatrix P(used, D);
-  for (int k = 0; k < used; ++k) {
-    const int i = samples >= n_test ? k : static_cast<int>(static_cast<int64_t>(k) * n_test / samples);
-    P.row(k) = Eigen::Map<const Eigen::RowVectorXd>(task_.test_digit(i), D);
-  }
+  for (int k = 0; k < used; ++k) P.row(k) = Eigen::Map<const Eigen::RowVectorXd>(task_.test_digit(digits[k]), D);
   // The spike's contribution √ν (K p̂, v*·p̂)/√D for each of them.
   const Eigen::Map<const RowMatrix> K(keys_.data(), H, D);
   const Eigen::Map<const Eigen::VectorXd> v(vstar_.data(), D);
