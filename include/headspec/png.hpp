@@ -20,7 +20,7 @@ void write_png(const std::string& path, const RgbImage& image);
 /// H images of side × side values (row-major, H × side²) as a grid of tiles, `columns`
 /// per row, each value drawn as a scale × scale block, tiles separated by `gap` white
 /// pixels. Colours are diverging: white at 0, red for positive, blue for negative values,
-/// full colour at the tile's largest |value| (each tile has its own scale).
+/// full colour at the tile's largest |value| (each tile has its own scale); NaN is white.
 RgbImage render_tiles(const std::vector<double>& values, int H, int side, int columns, int scale = 4, int gap = 4);
 
 }  // namespace headspec

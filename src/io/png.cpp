@@ -57,11 +57,13 @@ RgbImage render_tiles(const std::vector<double>& values, int H, int side, int co
   for (int h = 0; h < H; ++h) {
     const double* v = values.data() + static_cast<std::size_t>(h) * side * side;
     double vmax = 0;
-    for (int i = 0; i < side * side; ++i) vmax = std::max(vmax, std::abs(v[i]));
+    for (int i = 0; i < side * side; ++i)
+      if (std::isfinite(v[i])) vmax = std::max(vmax, std::abs(v[i]));
     const int x0 = gap + (h % cols) * (tile + gap), y0 = gap + (h / cols) * (tile + gap);
     for (int i = 0; i < side; ++i)
       for (int j = 0; j < side; ++j) {
-        const double a = vmax > 0 ? std::clamp(v[i * side + j] / vmax, -1.0, 1.0) : 0.0;
+        const double x = v[i * side + j];
+        const double a = vmax > 0 && std::isfinite(x) ? std::clamp(x / vmax, -1.0, 1.0) : 0.0;  // NaN drawn white
         // White → red for a > 0, white → blue for a < 0.
         const auto fade = static_cast<uint8_t>(std::lround(255 * (1 - std::abs(a))));
         const uint8_t r = a >= 0 ? 255 : fade, g = fade, b = a >= 0 ? fade : 255;
