@@ -1,0 +1,22 @@
+#pragma once
+// Specialisation of heads (MODEL.md §10): direction f is specialised at the first time
+// τ_f^s when the heads' magnetisations along f spread out,
+//   ‖M_{:,f} − (1/H) Σ_h M_hf 1_H‖₂ > δ,
+// with δ = 0.2 for the synthetic figures and 1 for MNIST.
+#include <Eigen/Dense>
+#include <span>
+#include <vector>
+
+#include "headspec/order_parameters.hpp"
+
+namespace headspec {
+
+/// ‖M_{:,f} − mean_h M_hf‖₂: how far the heads' overlaps with direction f spread.
+double head_spread(const Eigen::MatrixXd& M, int f);
+
+/// τ_f^s for every direction f of a recorded trajectory (records in increasing t): the
+/// first recorded t whose spread exceeds delta, NaN if it never does. The time resolution
+/// is the recording interval.
+std::vector<double> specialisation_times(std::span<const Record> records, double delta);
+
+}  // namespace headspec
