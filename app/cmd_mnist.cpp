@@ -155,7 +155,7 @@ int run_mnist_command(const MnistOptions& o, const std::vector<std::string>& arg
 
 Command add_mnist_command(CLI::App& app) {
   auto opts = std::make_shared<MnistOptions>();
-  // Defaults: the study of the seed's Fig. 5 (docs/results-mnist.md says why these values).
+  // Defaults: the study of the seed's Fig. 5 (docs/results.md says why these values).
   opts->model.H = 10;
   opts->model.L = 5;
   opts->model.nu = "1000";
