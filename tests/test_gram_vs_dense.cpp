@@ -4,7 +4,7 @@
 // readout and the population error: Welch's test on the means and the Brown–Forsythe test
 // on the spreads. Per configuration the family of N tests is held at level 10^-3
 // (Bonferroni: each test at 10^-3/N, Student-t p-values), so a correct engine fails one of
-// the six configurations with probability below 6·10^-3 (up to the normal approximation
+// the seven configurations with probability below 7·10^-3 (up to the normal approximation
 // behind the t-tests at 64 runs).
 #include <gtest/gtest.h>
 
@@ -140,4 +140,13 @@ TEST(GramVsDense, TinyDimensionWithBatchNoiseAndThreeHeads) {
   m.batch = 2;
   m.noise = 0.2;
   compare({"softmax1/mean/gauss/B=2/H=3 D=9", m, 9, 60, 15});
+}
+
+// Fewer token vectors than heads (B·L = 2 < H = 3): the out-of-frame update has rank 2, so
+// the frame block is padded every step; D − r = 2.
+TEST(GramVsDense, FewerTokensThanHeads) {
+  ModelSpec m = base_model(Activation::Softmax, Readout::Sum);
+  m.L = 2;
+  m.H = 3;
+  compare({"softmax/sum/L=2/H=3 D=8", m, 8, 8, 2});
 }
