@@ -142,7 +142,9 @@ void GramEngine::step(uint64_t n) {
   // (q × (D−r)) Gaussian, and W = T N with T the q × min(q, D−r) Bartlett factor and N new
   // orthonormal directions outside the frame. The keys' components off span(u, v*) are then
   // H vectors in the H + m orthonormal directions (frame, N): re-orthonormalise them back to
-  // H frame vectors. Identical rows of Ĝ give identical rows of C: identical heads stay so.
+  // H frame vectors. Identical rows of Ĝ give rows of C equal to rounding (a QR, unlike a
+  // Cholesky of Ĝ Ĝᵀ, never takes the square root of a rounding error): identical heads
+  // stay identical to 10^-16 per step.
   const int m = outside_dof_ >= 1 ? static_cast<int>(T_.cols()) : 0;
   A_.resize(H_, H_ + m);
   A_.leftCols(H_) = kappa_.rightCols(H_);
