@@ -3,10 +3,11 @@
 #include "headspec/dense_engine.hpp"
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
+#include "headspec/gram_engine.hpp"
 
 namespace headspec {
 
-std::vector<std::string> sgd_engine_names() { return {"dense"}; }
+std::vector<std::string> sgd_engine_names() { return {"dense", "gram"}; }
 
 EngineFactory sgd_engine_factory(const std::string& name, const ModelSpec& model, int64_t D) {
   // The frame of u_1..u_F, v* and the H keys must fit (MODEL.md §9).
@@ -19,6 +20,13 @@ EngineFactory sgd_engine_factory(const std::string& name, const ModelSpec& model
     if (D > 400'000'000 / (model.L + 2 * model.H))
       throw UsageError(fmt::format("--D: D = {} is too large for the dense engine (memory); use --engine gram", D));
     return DenseEngine::factory(model, D);
+  }
+  if (name == "gram") {
+    // Memory and cost independent of D; D only enters the χ² degrees of freedom, which
+    // must stay exact integers in a double.
+    if (D > GramEngine::kMaxD)
+      throw UsageError(fmt::format("--D: D = {} is too large for the gram engine (at most 2^52)", D));
+    return GramEngine::factory(model, D);
   }
   throw UsageError(fmt::format("--engine: unknown engine '{}' (available: {})", name, fmt::join(sgd_engine_names(), ", ")));
 }

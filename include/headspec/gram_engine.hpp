@@ -1,0 +1,55 @@
+#pragma once
+// The exact reduced engine (MODEL.md §9; docs/gram-engine.md): online SGD at token
+// dimension D as a Markov chain on the keys' coordinates in an orthonormal frame of
+// r = F + 1 + H vectors. Same law as DenseEngine at the same D; cost independent of D.
+#include <memory>
+
+#include "headspec/kernel.hpp"
+#include "headspec/model.hpp"
+#include "headspec/simulation.hpp"
+
+namespace headspec {
+
+class GramEngine final : public SgdEngine {
+ public:
+  /// Largest D accepted: D and D − r must be exact integers in a double.
+  static constexpr int64_t kMaxD = int64_t{1} << 52;
+
+  /// Keys drawn with the law of DenseEngine's: the coordinates on u_f/√D and v*/√D are the
+  /// very numbers the dense engine draws for coordinates 0..F (stream (seed, KeyInit, h)),
+  /// so M(0) and R(0) coincide with the dense engine's for the same seed; the rest is the
+  /// Bartlett factor of q0·Wishart_H(D − F − 1, I) (stream (seed, KeyInit, lane H)).
+  GramEngine(const ModelSpec& model, int64_t D, uint32_t seed);
+
+  void step(uint64_t n) override;
+  OrderParameters order_parameters() const override;
+
+  /// Key coordinates κ (H × r), k_h = √D Σ_i κ_hi b_i: columns 0..F−1 on u_f/√D, column F
+  /// on v*/√D, columns F+1.. on the keys' own frame vectors, where κ is kept lower
+  /// triangular with a non-negative diagonal (the Cholesky factor of Q⊥).
+  const RowMatrix& coordinates() const { return kappa_; }
+  /// Puts the chain in the state with order parameters (M, R, Q) and readout c. Every set
+  /// of keys with these overlaps has the same future law (the noise is isotropic).
+  void set_state(const OrderParameters& op);
+  int64_t D() const { return D_; }
+  int frame_size() const { return r_; }
+
+  static EngineFactory factory(const ModelSpec& model, int64_t D);
+
+ private:
+  const ModelSpec& model_;
+  int64_t D_;
+  int F_, H_, L_, r_;
+  double outside_dof_;  // D − r: dimension of the complement of the frame
+  uint32_t seed_;
+  RowMatrix kappa_;     // H × r
+  Eigen::VectorXd c_, c_grad_;
+  AttentionKernel kernel_;
+  // Work space of one step.
+  RowMatrix omega_, S_, J_, G_, dK_, T_, A_, C_;
+  Eigen::MatrixXd all_G_, At_;  // all_G_: Ĝᵀ, the B·L × H gradient coefficients of a step
+  Eigen::HouseholderQR<Eigen::MatrixXd> qr_, g_qr_;
+  Eigen::VectorXd g_, theta_;
+};
+
+}  // namespace headspec
