@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A plain NumPy implementation of the theory's right-hand side (MODEL.md §6-7, value
 channel integrated out, R = 0), vectorised over the N Monte Carlo samples, for comparison
-with `bench_theory` (docs/performance-theory.md).
+with `bench_theory` (docs/performance.md).
 
 Usage: /usr/bin/python3 bench/theory_numpy.py [--N 10000] [--evals 20] [--curve-T 150]
 It prints evaluations per second of the right-hand side at L = 10, H = 2, flip nu = (2, 2),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The theory's right-hand side: bench_theory (C++) beside the plain NumPy implementation,
-# one core each for the per-core comparison (docs/performance-theory.md).
+# one core each for the per-core comparison (docs/performance.md).
 # Usage: bench/theory_vs_numpy.sh [BUILD_DIR] [NUMPY_CURVE_T]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -43,8 +43,9 @@ def make(f):
                     "model": " ".join(MODEL)}
     sim = f.run("simulate", "--engine", engine, "--D", D, "--T", T, "--record-every", rec, *MODEL, "--seed", 1,
                 "--out", f.path("_simulation.csv"))
-    theory = f.run("theory", "--init-D", D, "--mc", mc, "--dt", dt, "--T", T, "--record-every", rec / 2, *MODEL,
-                   "--seed", 1, "--out", f.path("_theory.csv"))
+    # The ODE starts from the simulation's own initial state (same engine, D and seed).
+    theory = f.run("theory", "--init-engine", engine, "--init-D", D, "--mc", mc, "--dt", dt, "--T", T,
+                   "--record-every", 1, *MODEL, "--seed", 1, "--out", f.path("_theory.csv"))
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
     panels(f, axes, theory, sim, title=f"D = {D} ({engine})")
     fig.suptitle("Fig. 1: theory (lines) vs SGD (dots); flip ν=(2,2), L=10, H=2, softmax, η=1", fontsize=10)
