@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -21,6 +22,8 @@ struct SimulateOptions {
   int64_t D = 10000;
   int runs = 1;
   int test_samples = 2000;
+  bool stop_when_specialised = false;
+  double delta = 0.2;
 };
 
 int run_simulate(const SimulateOptions& o, const std::vector<std::string>& argv) {
@@ -34,6 +37,8 @@ int run_simulate(const SimulateOptions& o, const std::vector<std::string>& argv)
   sim.test_samples = o.test_samples;
   sim.seed = static_cast<uint32_t>(o.run.seed);
   sim.runs = o.runs;
+  if (!(std::isfinite(o.delta) && o.delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", o.delta));
+  sim.stop_when_specialised = o.stop_when_specialised ? o.delta : 0;
   sim.validate();
   const EngineFactory factory = sgd_engine_factory(o.engine, model, o.D);
 
@@ -56,7 +61,8 @@ int run_simulate(const SimulateOptions& o, const std::vector<std::string>& argv)
   meta["model"] = jm;
   meta["simulation"] = {{"engine", o.engine},       {"D", sim.D},       {"T", sim.T},
                         {"record_every", sim.record_every}, {"test_samples", sim.test_samples},
-                        {"seed", sim.seed},          {"runs", sim.runs}};
+                        {"seed", sim.seed},          {"runs", sim.runs},
+                        {"stop_when_specialised", o.stop_when_specialised}, {"delta", o.delta}};
   meta["columns"] = csv_columns(model.H, model.F(), learned);
   int status = 0;
   for (std::size_t k = 0; k < trajectories.size(); ++k)
@@ -85,6 +91,9 @@ Command add_simulate_command(CLI::App& app) {
   sub->add_option("--D", opts->D, "token dimension")->capture_default_str();
   sub->add_option("--runs", opts->runs, "independent runs (run k uses seed + k)")->capture_default_str();
   sub->add_option("--test-samples", opts->test_samples, "fresh samples per error estimate")->capture_default_str();
+  sub->add_flag("--stop-when-specialised", opts->stop_when_specialised,
+                "stop a run at the first record at which every direction of prior mean zero has specialised");
+  sub->add_option("--delta", opts->delta, "specialisation threshold δ (MODEL.md §10)")->capture_default_str();
   return {sub, [opts](const std::vector<std::string>& argv) { return run_simulate(*opts, argv); }};
 }
 

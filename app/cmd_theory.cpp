@@ -38,15 +38,7 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv) 
   if (o.mc < 2 || o.mc > 0xFFFFFFFFLL) throw UsageError(fmt::format("--mc: must be in [2, 2^32), got {}", o.mc));
   // The initial state is that of `simulate --engine <init-engine> --D <init-D>` with the
   // same seed (the factory checks D against the engine's limits).
-  EngineFactory initial_engine;
-  try {
-    initial_engine = sgd_engine_factory(o.init_engine, model, o.init_D);
-  } catch (const UsageError& e) {
-    std::string what = e.what();
-    for (const std::string flag : {"--engine", "--D"})
-      if (what.rfind(flag + ":", 0) == 0) what = (flag == "--D" ? "--init-D" : "--init-engine") + what.substr(flag.size());
-    throw UsageError(what);
-  }
+  const EngineFactory initial_engine = initial_state_factory(o.init_engine, model, o.init_D);
 
   IntegrationSpec integration;
   integration.method = parse_integrator(o.integrator.empty() ? (o.mc_resample ? "euler" : "rk4") : o.integrator);
@@ -59,17 +51,13 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv) 
 
   std::vector<TheoryResult> results;
   Progress progress("theory", static_cast<double>(o.runs) * (o.run.T + o.run.record_every));
+  TheoryOptions mc;
+  mc.samples = o.mc;
+  mc.mode = mode;
+  mc.channel = o.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
   for (int k = 0; k < o.runs; ++k) {
-    const uint32_t seed = static_cast<uint32_t>(o.run.seed) + static_cast<uint32_t>(k);
-    OrderParameters initial = initial_engine(seed)->order_parameters();
-    if (!o.keep_R) initial.R.setZero();  // R ≡ 0 from then on (MODEL.md §7)
-    TheoryOptions mc;
-    mc.samples = o.mc;
-    mc.mode = mode;
-    mc.channel = o.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
-    mc.seed = seed;
-    const TheoryEngine engine(model, mc);
-    results.push_back(integrate_theory(engine, initial, integration, k, [&](int run, double t) {
+    results.push_back(run_theory(model, initial_engine, mc, integration, static_cast<uint32_t>(o.run.seed), k,
+                                 [&](int run, double t) {
       progress.update(fmt::format("run {} t = {:.4g} / {}", run, t, o.run.T),
                       run * (o.run.T + o.run.record_every) + t);
     }));

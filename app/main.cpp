@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_figure_command(app));
   commands.push_back(add_theory_command(app));
   commands.push_back(add_mnist_command(app));
+  commands.push_back(add_sweep_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

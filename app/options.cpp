@@ -9,6 +9,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
 
@@ -43,6 +44,17 @@ void validate_run(const RunOptions& o) {
   if (o.T / o.record_every > 1e7) throw UsageError("--record-every: more than 10^7 records; choose a larger interval");
   checked_seed(o.seed);
   if (!o.out.empty()) check_output_path(o.out, "--out");
+}
+
+EngineFactory initial_state_factory(const std::string& engine, const ModelSpec& model, int64_t D) {
+  try {
+    return sgd_engine_factory(engine, model, D);
+  } catch (const UsageError& e) {
+    std::string what = e.what();
+    for (const std::string flag : {"--engine", "--D"})
+      if (what.rfind(flag + ":", 0) == 0) what = (flag == "--D" ? "--init-D" : "--init-engine") + what.substr(flag.size());
+    throw UsageError(what);
+  }
 }
 
 void write_output(const RunOptions& run, const std::string& csv, const nlohmann::json& sidecar) {

@@ -6,6 +6,7 @@
 
 #include "headspec/errors.hpp"
 #include "headspec/projection.hpp"
+#include "headspec/specialisation.hpp"
 
 namespace headspec {
 
@@ -16,6 +17,8 @@ void SimulationSpec::validate() const {
   if (T / record_every > 1e7) throw UsageError("--record-every: more than 10^7 records; choose a larger interval");
   if (runs < 1) throw UsageError(fmt::format("--runs: must be at least 1, got {}", runs));
   if (test_samples < 1) throw UsageError(fmt::format("--test-samples: must be at least 1, got {}", test_samples));
+  if (!(std::isfinite(stop_when_specialised) && stop_when_specialised >= 0))
+    throw UsageError(fmt::format("--delta: must be > 0, got {}", stop_when_specialised));
   if (static_cast<int64_t>(seed) + runs - 1 > 0xFFFFFFFFLL)
     throw UsageError("--runs: seed + runs - 1 must stay below 2^32");
 }
@@ -31,6 +34,14 @@ Trajectory run_sgd(const EngineFactory& make, const ModelSpec& model, const Simu
   const uint32_t seed = sim.seed + static_cast<uint32_t>(run);
   auto engine = make(seed);
   Trajectory out;
+  // The stop rule watches the directions the heads must split along: those whose prior
+  // mean is zero (along the others they all align together, MODEL.md §10).
+  std::vector<int> watched;
+  if (sim.stop_when_specialised > 0) {
+    const Eigen::VectorXd mean = model.prior.mean();
+    for (int f = 0; f < model.F(); ++f)
+      if (mean[f] == 0) watched.push_back(f);
+  }
   int64_t done = 0;
   for (int64_t k = 0; k <= sim.records(); ++k) {
     const int64_t target = sim.steps_at(k, model.batch);
@@ -54,6 +65,10 @@ Trajectory run_sgd(const EngineFactory& make, const ModelSpec& model, const Simu
     rec.loss = population_error(model, rec.op, seed, sim.test_samples).mean;
     out.records.push_back(std::move(rec));
     if (progress) progress(run, out.records.back().t);
+    if (!watched.empty()) {
+      std::erase_if(watched, [&](int f) { return head_spread(out.records.back().op.M, f) > sim.stop_when_specialised; });
+      if (watched.empty()) break;
+    }
   }
   return out;
 }

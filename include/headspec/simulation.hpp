@@ -19,6 +19,9 @@ struct SimulationSpec {
   int test_samples = 2000;   ///< fresh samples per error estimate
   uint32_t seed = 1;         ///< run k uses seed + k
   int runs = 1;
+  /// > 0: a run stops at the first record at which every direction whose prior mean is
+  /// zero has specialised, i.e. its heads' spread has exceeded this δ (MODEL.md §10).
+  double stop_when_specialised = 0;
 
   /// Throws UsageError naming the flag of the first invalid value.
   void validate() const;
@@ -51,7 +54,8 @@ struct Trajectory {
 /// Called after every record (from any thread); for progress display only.
 using ProgressFn = std::function<void(int run, double t)>;
 
-/// Runs one trajectory: records at t = 0 and every record_every up to T.
+/// Runs one trajectory: records at t = 0 and every record_every up to T (or up to the
+/// record at which it specialised, with sim.stop_when_specialised).
 Trajectory run_sgd(const EngineFactory& make, const ModelSpec& model, const SimulationSpec& sim, int run,
                    const ProgressFn& progress = {});
 

@@ -49,4 +49,10 @@ struct TheoryResult {
 TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters& initial, const IntegrationSpec& spec,
                               int run, const ProgressFn& progress = {});
 
+/// Run `run` of `headspec theory`: seed = base_seed + run drives both the initial state,
+/// that of the finite-D engine made by `initial_engine(seed)` (R set to 0 when the value
+/// channel is integrated, MODEL.md §7), and the Monte Carlo samples (mc.seed is ignored).
+TheoryResult run_theory(const ModelSpec& model, const EngineFactory& initial_engine, TheoryOptions mc,
+                        const IntegrationSpec& spec, uint32_t base_seed, int run, const ProgressFn& progress = {});
+
 }  // namespace headspec

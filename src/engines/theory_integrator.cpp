@@ -183,4 +183,14 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
   return result;
 }
 
+TheoryResult run_theory(const ModelSpec& model, const EngineFactory& initial_engine, TheoryOptions mc,
+                        const IntegrationSpec& spec, uint32_t base_seed, int run, const ProgressFn& progress) {
+  const uint32_t seed = base_seed + static_cast<uint32_t>(run);
+  OrderParameters initial = initial_engine(seed)->order_parameters();
+  if (mc.channel == ValueChannel::Integrated) initial.R.setZero();  // R ≡ 0 from then on (MODEL.md §7)
+  mc.seed = seed;
+  const TheoryEngine engine(model, mc);
+  return integrate_theory(engine, initial, spec, run, progress);
+}
+
 }  // namespace headspec
