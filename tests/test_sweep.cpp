@@ -156,14 +156,16 @@ TEST(SweepCli, SameRowsWithOneAndTwoThreadsAndWithTheGridReversed) {
   EXPECT_EQ(t.rows.size(), 8u * 3 * 5);
   EXPECT_EQ(t.rows[0].at("H"), "1");
   EXPECT_EQ(t.rows[0].at("M_2_1"), "");
-  EXPECT_EQ(t.rows[0].at("M_1_2"), "");  // nu = 1: F = 1
-  EXPECT_EQ(t.rows[5].at("nu"), "2,2");
-  EXPECT_NE(t.rows[5].at("M_1_2"), "");
-  // The first point's run 0 is `simulate` run 0 with the same flags.
-  const auto sim = run_cli("simulate --activation softmax --H 1 --nu 1" + common);
+  EXPECT_EQ(t.rows[0].at("nu"), "2,2");
+  EXPECT_NE(t.rows[0].at("M_1_2"), "");
+  EXPECT_EQ(t.rows[15].at("nu"), "1");  // the second point (3 runs × 5 records later)
+  EXPECT_EQ(t.rows[15].at("M_1_2"), "");  // F = 1
+  // The first point's runs are `simulate`'s runs with the same flags.
+  const auto sim = run_cli("simulate --activation softmax --H 1 --nu 2,2" + common);
   ASSERT_EQ(sim.status, 0) << sim.err;
   const auto s = parse_csv(sim.out);
-  for (std::size_t i = 0; i < 5; ++i)
+  ASSERT_EQ(s.rows.size(), 15u);
+  for (std::size_t i = 0; i < 15; ++i)
     for (const auto& col : s.header) EXPECT_EQ(s.rows[i].at(col), t.rows[i].at(col)) << col;
 }
 
@@ -215,16 +217,17 @@ TEST(SweepCli, SummaryTimesAreTheDetectorOnTheTidyRows) {
 }
 
 TEST(SweepCli, StopRuleStopsAtTheFirstRecordAboveDelta) {
-  // flip ν = (2, 2): direction 1 has mean √2, direction 2 mean zero; the run must stop at
+  // flip ν = (2, 8): direction 1 has mean √2, direction 2 mean zero; the run must stop at
   // the first record at which direction 2's spread exceeds δ, with the rows of the full run.
-  const std::string cmd = "simulate --engine gram --D 1000 --L 5 --H 2 --T 40 --record-every 0.5 --runs 3 "
+  // (At D = 200 these four runs specialise at t = 8.5, 16.5, 4.5 and 16.)
+  const std::string cmd = "simulate --engine gram --D 200 --nu 2,8 --L 5 --H 2 --T 40 --record-every 0.5 --runs 4 "
                           "--test-samples 20 --delta 0.2";
   const auto full = run_cli(cmd), stopped = run_cli(cmd + " --stop-when-specialised");
   ASSERT_EQ(full.status, 0) << full.err;
   ASSERT_EQ(stopped.status, 0) << stopped.err;
   const auto f = parse_csv(full.out), s = parse_csv(stopped.out);
   ASSERT_LT(s.rows.size(), f.rows.size());
-  for (int run = 0; run < 3; ++run) {
+  for (int run = 0; run < 4; ++run) {
     std::vector<std::map<std::string, std::string>> fr, sr;
     for (const auto& row : f.rows)
       if (row.at("run") == std::to_string(run)) fr.push_back(row);
@@ -247,7 +250,7 @@ TEST(SweepCli, StopRuleStopsAtTheFirstRecordAboveDelta) {
 TEST(SweepCli, BadGridExitsTwoAndWritesNothing) {
   const auto dir = fresh_dir("sweep_bad");
   const auto out = dir / "x.csv", sum = dir / "s.csv";
-  for (const std::string grid : {"H=0:2", "Hx=1", "nu=1|-1", "D=5", "H=3:1"}) {
+  for (const std::string grid : {"H=0:2", "Hx=1", "nu=1|-1", "D=4", "H=3:1"}) {
     const auto r = run_cli("sweep --engine gram --grid '" + grid + "' --T 1 --out " + out.string() + " --summary " +
                            sum.string());
     EXPECT_EQ(r.status, 2) << grid;
