@@ -28,7 +28,8 @@ struct StreamId {
 
 /// Writes out[i] = N(0,1) number (first + i) of the stream, i < n. Each value depends only
 /// on (id, index): filling [0, 100) at once or in pieces gives the same bits.
-/// Box–Muller on 53-bit uniforms; one Philox block gives two normals.
+/// A 256-layer ziggurat, exact up to double rounding, on the 64-bit words of Philox blocks;
+/// the rare rejections draw from the value's own secondary blocks (src/random/normal.cpp).
 void fill_normal(const StreamId& id, uint64_t first, double* out, std::size_t n);
 
 /// Writes out[i] = U(0,1) number (first + i) of the stream (53-bit, never 0 or 1).

@@ -1,11 +1,14 @@
 // Gaussian and uniform fills. Every value is computed in a fixed group of kGroup normals
 // (never in a remainder loop), so its bits depend only on its index in the stream.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
-#include "box_muller.hpp"
+#include <Random123/philox.h>
+
 #include "headspec/random.hpp"
 #include "philox_blocks.hpp"
+#include "ziggurat.hpp"
 
 namespace headspec {
 namespace {
@@ -20,12 +23,63 @@ detail::PhiloxStream philox_stream(const StreamId& id) {
           static_cast<uint32_t>(id.step >> 32)};
 }
 
-// Group g holds normals [g*kGroup, (g+1)*kGroup): block b gives normals 2b and 2b+1,
-// Box–Muller on u01(w0) and uneg11(w1) of the block's two 64-bit words.
+// Normals by the ziggurat (ziggurat.hpp). Group g holds normals [g*kGroup, (g+1)*kGroup):
+// normal g*kGroup + h*kBlocks + b (h = 0, 1) is driven by the 64-bit word w_h of block
+// g*kBlocks + b (w0 = r0·2^32 + r1, w1 = r2·2^32 + r3). A word whose first attempt is not
+// accepted at once is finished by ziggurat_slow, which draws everything else it needs from
+// the value's own secondary blocks: block a has the counter of the main block and the key
+// (seed, 2^31 + h·2^30 + a·2^8 + purpose), a key no main stream has. Attempt a uses block a:
+// its w0 is the wedge's uniform (or the tail's first) and its w1 the next attempt's word
+// (or the tail's second uniform; the tail's loop goes on with blocks a + 1, …).
+static_assert(static_cast<uint32_t>(Purpose::Bayes) < 256, "the purpose fits in the low byte of the secondary key");
+
+double open_uniform(uint64_t w) { return (static_cast<double>(w >> 11) + 0.5) * 0x1.0p-53; }  // (0, 1)
+
+double ziggurat_slow(const detail::PhiloxStream& s, uint32_t block, unsigned h, uint64_t w) {
+  const detail::ZigguratTables& t = detail::ziggurat_tables();
+  uint32_t r[4];
+  uint32_t a = 0;  // the next secondary block
+  const auto secondary = [&] {
+    const uint32_t key = 0x80000000u | (h << 30) | ((a & 0x3FFFFFu) << 8) | s.k1;
+    const auto out = r123::Philox4x32()(r123::Philox4x32::ctr_type{{block, s.c1, s.c2, s.c3}},
+                                        r123::Philox4x32::key_type{{s.k0, key}});
+    for (int j = 0; j < 4; ++j) r[j] = out[j];
+    ++a;
+  };
+  for (;;) {
+    bool rejected;
+    const double x = detail::ziggurat_fast(t, w, &rejected);
+    if (!rejected) return x;
+    const unsigned i = static_cast<unsigned>(w & (detail::kZigLayers - 1));
+    const bool negative = (w >> detail::kZigguratBits) & 1;
+    if (i == 0) {  // the tail beyond r (Marsaglia 1964): r + e1/r given 2 e2 > (e1/r)²
+      for (;;) {
+        secondary();
+        const double e1 = -std::log(open_uniform((uint64_t(r[0]) << 32) | r[1])) / t.r;
+        const double e2 = -std::log(open_uniform((uint64_t(r[2]) << 32) | r[3]));
+        if (e2 + e2 > e1 * e1) return negative ? -(t.r + e1) : t.r + e1;
+      }
+    }
+    secondary();
+    const double ax = std::fabs(x);
+    const double y = t.f[i] + open_uniform((uint64_t(r[0]) << 32) | r[1]) * (t.f[i + 1] - t.f[i]);
+    if (y < std::exp(-0.5 * ax * ax)) return x;
+    w = (uint64_t(r[2]) << 32) | r[3];
+  }
+}
+
 void normal_group(const detail::PhiloxStream& s, uint64_t group, double* out) {
-  alignas(64) double u[kBlocks], v[kBlocks];
-  detail::philox_uniform_pairs(s, static_cast<uint32_t>(group * kBlocks), kBlocks, u, v);
-  detail::box_muller(u, v, out, static_cast<int>(kBlocks));
+  const auto c0 = static_cast<uint32_t>(group * kBlocks);
+  uint64_t reject[2];
+  detail::ziggurat_blocks(s, c0, kBlocks, detail::ziggurat_tables().x, out, out + kBlocks, reject);
+  for (unsigned h = 0; h < 2; ++h)
+    for (uint64_t m = reject[h]; m != 0; m &= m - 1) {
+      const unsigned b = static_cast<unsigned>(__builtin_ctzll(m));
+      double& x = out[h * kBlocks + b];
+      uint64_t w;  // ziggurat_blocks left the word here
+      std::memcpy(&w, &x, sizeof w);
+      x = ziggurat_slow(s, c0 + b, h, w);
+    }
 }
 
 void uniform_group(const detail::PhiloxStream& s, uint64_t group, double* out) {

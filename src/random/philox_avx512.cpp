@@ -121,4 +121,31 @@ std::size_t philox_open_uniforms_avx512(const PhiloxStream& s, uint32_t c0, std:
   return i;
 }
 
+// The ziggurat's fast path (ziggurat.hpp): layer (bits 0–9) and sign (bit 10) from the
+// word's low half, U from its top 53 bits (exact: r_hi·2^21 + (r_lo >> 11) < 2^53), the layer's two
+// table entries by gathers; the one rounding is that of U·X[i], as in ziggurat_fast.
+std::size_t ziggurat_blocks_avx512(const PhiloxStream& s, uint32_t c0, std::size_t n, const double* x_table, double* a,
+                                   double* b, uint64_t* reject) {
+  std::size_t i = 0;
+  for (; i + kBatch <= n; i += kBatch) {
+    rounds(s, c0 + static_cast<uint32_t>(i), [&](int k, __m512i r0, __m512i r1, __m512i r2, __m512i r3) {
+      const auto word = [&](__m512i hi, __m512i lo, double* out, uint64_t* rej) {
+        const __m512i layer = _mm512_and_si512(lo, _mm512_set1_epi64((1 << kZigguratBits) - 1));
+        const __m512i sign = _mm512_and_si512(_mm512_slli_epi64(lo, 63 - kZigguratBits), _mm512_set1_epi64(INT64_MIN));
+        const __m512d u = _mm512_mul_pd(_mm512_add_pd(_mm512_mul_pd(to_double_u32(hi), _mm512_set1_pd(0x1.0p21)),
+                                                      to_double_u32(_mm512_srli_epi64(lo, 11))),
+                                        _mm512_set1_pd(0x1.0p-53));
+        const __m512d x = _mm512_mul_pd(u, _mm512_i64gather_pd(layer, x_table, 8));
+        const __mmask8 ok = _mm512_cmp_pd_mask(x, _mm512_i64gather_pd(layer, x_table + 1, 8), _CMP_LT_OQ);
+        const __m512i w = _mm512_or_si512(_mm512_slli_epi64(hi, 32), lo);  // kept for the slow path
+        _mm512_storeu_si512(out + i + 8 * k, _mm512_mask_blend_epi64(ok, w, _mm512_xor_si512(_mm512_castpd_si512(x), sign)));
+        *rej |= uint64_t(static_cast<uint8_t>(~ok)) << (i + 8 * k);
+      };
+      word(r0, r1, a, &reject[0]);
+      word(r2, r3, b, &reject[1]);
+    });
+  }
+  return i;
+}
+
 }  // namespace headspec::detail

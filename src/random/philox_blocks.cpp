@@ -10,8 +10,10 @@
 #include <Random123/uniform.hpp>
 
 #include <algorithm>
+#include <cstring>
 
 #include "headspec/philox.hpp"
+#include "ziggurat.hpp"
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -192,6 +194,48 @@ void philox_open_uniforms(const PhiloxStream& s, uint32_t c0, std::size_t n, dou
   scalar_blocks(s, c0 + static_cast<uint32_t>(i), n - i, [&](std::size_t b, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
     out[2 * (i + b)] = open_uniform((uint64_t(r0) << 32) | r1);
     out[2 * (i + b) + 1] = open_uniform((uint64_t(r2) << 32) | r3);
+  });
+}
+
+void ziggurat_blocks(const PhiloxStream& s, uint32_t c0, std::size_t n, const double* x_table, double* a, double* b,
+                     uint64_t* reject) {
+  reject[0] = reject[1] = 0;
+  std::size_t i = 0;
+#if defined(HEADSPEC_HAVE_AVX512_PHILOX)
+  if (avx512_available()) i = ziggurat_blocks_avx512(s, c0, n, x_table, a, b, reject);
+#endif
+#if defined(__AVX2__)
+  // As philox_avx512.cpp: U from the top 53 bits (exact), gathers of X[i] and X[i+1], the
+  // one rounding that of U·X[i], the sign bit 10 moved to bit 63.
+  for (; i + kPhiloxBatch <= n; i += kPhiloxBatch) {
+    rounds(s, c0 + static_cast<uint32_t>(i), [&](int k, __m256i r0, __m256i r1, __m256i r2, __m256i r3) {
+      const auto word = [&](__m256i hi, __m256i lo, double* out, uint64_t* rej) {
+        const __m256i layer = _mm256_and_si256(lo, _mm256_set1_epi64x((1 << kZigguratBits) - 1));
+        const __m256i sign = _mm256_and_si256(_mm256_slli_epi64(lo, 63 - kZigguratBits), _mm256_set1_epi64x(INT64_MIN));
+        const __m256d u = _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(to_double_u32(hi), _mm256_set1_pd(0x1.0p21)),
+                                                      to_double_u32(_mm256_srli_epi64(lo, 11))),
+                                        _mm256_set1_pd(0x1.0p-53));
+        const __m256d x = _mm256_mul_pd(u, _mm256_i64gather_pd(x_table, layer, 8));
+        const __m256d ok = _mm256_cmp_pd(x, _mm256_i64gather_pd(x_table + 1, layer, 8), _CMP_LT_OQ);
+        const __m256d w = _mm256_castsi256_pd(_mm256_or_si256(_mm256_slli_epi64(hi, 32), lo));  // for the slow path
+        _mm256_storeu_pd(out + i + 4 * k, _mm256_blendv_pd(w, _mm256_castsi256_pd(_mm256_xor_si256(_mm256_castpd_si256(x), sign)), ok));
+        *rej |= uint64_t(~_mm256_movemask_pd(ok) & 15) << (i + 4 * k);
+      };
+      word(r0, r1, a, &reject[0]);
+      word(r2, r3, b, &reject[1]);
+    });
+  }
+#endif
+  const ZigguratTables& t = ziggurat_tables();
+  scalar_blocks(s, c0 + static_cast<uint32_t>(i), n - i, [&](std::size_t j, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    bool rej0, rej1;
+    const uint64_t w0 = (uint64_t(r0) << 32) | r1, w1 = (uint64_t(r2) << 32) | r3;
+    a[i + j] = ziggurat_fast(t, w0, &rej0);
+    b[i + j] = ziggurat_fast(t, w1, &rej1);
+    if (rej0) std::memcpy(a + i + j, &w0, sizeof w0);  // for the slow path
+    if (rej1) std::memcpy(b + i + j, &w1, sizeof w1);
+    reject[0] |= uint64_t(rej0) << (i + j);
+    reject[1] |= uint64_t(rej1) << (i + j);
   });
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // Philox4x32-10 for runs of consecutive counters, and the two Box–Muller uniforms of
-// each block (the internal interface of src/random/).
+// each block, and the ziggurat's fast path (the internal interface of src/random/).
 #include <cstddef>
 #include <cstdint>
 
@@ -27,11 +27,25 @@ void philox_uniform_pairs(const PhiloxStream& s, uint32_t c0, std::size_t n, dou
 /// block c0 + i/2, i < 2n: uniforms in the open interval (0, 1).
 void philox_open_uniforms(const PhiloxStream& s, uint32_t c0, std::size_t n, double* out);
 
+/// Bits of a ziggurat word that choose the layer (ziggurat.hpp); the next bit is the sign.
+inline constexpr int kZigguratBits = 10;
+
+/// The ziggurat's fast path (ziggurat.hpp, ziggurat_fast) for blocks c0 + i, i < n ≤ 64:
+/// a[i] from w0 and b[i] from w1 of block c0 + i; bit i of reject[0] (of reject[1]) is set,
+/// and a[i] (b[i]) holds the bits of the word instead, when its first attempt is not
+/// accepted at once.
+/// x_table is ZigguratTables::x. reject[] is overwritten.
+void ziggurat_blocks(const PhiloxStream& s, uint32_t c0, std::size_t n, const double* x_table, double* a, double* b,
+                     uint64_t* reject);
+
 /// AVX-512F versions (philox_avx512.cpp): each does the longest prefix of whole batches
 /// of 32 blocks and returns its length. Call only when avx512_available().
 std::size_t philox_words_avx512(const PhiloxStream& s, uint32_t c0, std::size_t n, uint32_t* out);
 std::size_t philox_uniform_pairs_avx512(const PhiloxStream& s, uint32_t c0, std::size_t n, double* u, double* v);
 std::size_t philox_open_uniforms_avx512(const PhiloxStream& s, uint32_t c0, std::size_t n, double* out);
+/// Sets the reject bits of the blocks it does (n ≤ 64) and clears no others.
+std::size_t ziggurat_blocks_avx512(const PhiloxStream& s, uint32_t c0, std::size_t n, const double* x_table, double* a,
+                                   double* b, uint64_t* reject);
 /// Whether the processor running this has AVX-512F (checked once).
 bool avx512_available();
 
