@@ -8,7 +8,7 @@ NU = (20, 1, 1)
 
 
 def sizes(quick):
-    return (4000, 0.2, 40, 1) if quick else (20000, 0.05, 100, 0.5)
+    return (4000, 0.4, 80, 2) if quick else (20000, 0.1, 200, 1)
 
 
 def runs(f, activations, seeds, mc, dt, T, rec):
