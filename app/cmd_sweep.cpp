@@ -16,6 +16,7 @@
 #include "headspec/specialisation.hpp"
 #include "headspec/sweep.hpp"
 #include "headspec/theory_integrator.hpp"
+#include "headspec/theory_runs.hpp"
 #include "options.hpp"
 
 namespace headspec::app {

@@ -5,11 +5,10 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "headspec/engines.hpp"
-#include "headspec/dense_engine.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
-#include "headspec/theory_integrator.hpp"
+#include "headspec/settings.hpp"
+#include "headspec/theory_runs.hpp"
 #include "options.hpp"
 
 namespace headspec::app {
@@ -33,35 +32,26 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv) 
   // Everything is checked before anything runs or is written.
   const ModelSpec model = make_model(o.model);
   validate_run(o.run);
-  if (o.runs < 1) throw UsageError(fmt::format("--runs: must be at least 1, got {}", o.runs));
-  if (o.run.seed + o.runs - 1 > 0xFFFFFFFFLL) throw UsageError("--runs: seed + runs - 1 must stay below 2^32");
-  if (o.mc < 2 || o.mc > 0xFFFFFFFFLL) throw UsageError(fmt::format("--mc: must be in [2, 2^32), got {}", o.mc));
-  // The initial state is that of `simulate --engine <init-engine> --D <init-D>` with the
-  // same seed (the factory checks D against the engine's limits).
-  const EngineFactory initial_engine = initial_state_factory(o.init_engine, model, o.init_D);
+  TheoryRunsSpec spec;
+  spec.mc = o.mc;
+  spec.mc_resample = o.mc_resample;
+  spec.integrator = o.integrator;
+  spec.dt = o.dt;
+  spec.T = o.run.T;
+  spec.record_every = o.run.record_every;
+  spec.until_converged = o.until_converged;
+  spec.init_D = o.init_D;
+  spec.init_engine = o.init_engine;
+  spec.runs = o.runs;
+  spec.seed = checked_seed(o.run.seed);
+  spec.keep_R = o.keep_R;
+  const TheoryRuns theory(model, spec);
+  const IntegrationSpec& integration = theory.integration();
 
-  IntegrationSpec integration;
-  integration.method = parse_integrator(o.integrator.empty() ? (o.mc_resample ? "euler" : "rk4") : o.integrator);
-  integration.dt = o.dt;
-  integration.T = o.run.T;
-  integration.record_every = o.run.record_every;
-  integration.until_converged = o.until_converged;
-  const MonteCarloMode mode = o.mc_resample ? MonteCarloMode::Resample : MonteCarloMode::Fixed;
-  integration.validate(mode);
-
-  std::vector<TheoryResult> results;
   Progress progress("theory", static_cast<double>(o.runs) * (o.run.T + o.run.record_every));
-  TheoryOptions mc;
-  mc.samples = o.mc;
-  mc.mode = mode;
-  mc.channel = o.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
-  for (int k = 0; k < o.runs; ++k) {
-    results.push_back(run_theory(model, initial_engine, mc, integration, static_cast<uint32_t>(o.run.seed), k,
-                                 [&](int run, double t) {
-      progress.update(fmt::format("run {} t = {:.4g} / {}", run, t, o.run.T),
-                      run * (o.run.T + o.run.record_every) + t);
-    }));
-  }
+  const std::vector<TheoryResult> results = theory.run([&](int run, double t) {
+    progress.update(fmt::format("run {} t = {:.4g} / {}", run, t, o.run.T), run * (o.run.T + o.run.record_every) + t);
+  });
   progress.finish();
 
   std::vector<const Record*> rows;

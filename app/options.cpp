@@ -46,17 +46,6 @@ void validate_run(const RunOptions& o) {
   if (!o.out.empty()) check_output_path(o.out, "--out");
 }
 
-EngineFactory initial_state_factory(const std::string& engine, const ModelSpec& model, int64_t D) {
-  try {
-    return sgd_engine_factory(engine, model, D);
-  } catch (const UsageError& e) {
-    std::string what = e.what();
-    for (const std::string flag : {"--engine", "--D"})
-      if (what.rfind(flag + ":", 0) == 0) what = (flag == "--D" ? "--init-D" : "--init-engine") + what.substr(flag.size());
-    throw UsageError(what);
-  }
-}
-
 void write_output(const RunOptions& run, const std::string& csv, const nlohmann::json& sidecar) {
   if (run.out.empty()) {
     std::cout << csv << std::flush;

@@ -29,9 +29,6 @@ inline ModelSpec make_model(const ModelOptions& o) { return o.to_spec(); }
 /// Validates T, record interval, seed and the output path; throws UsageError.
 void validate_run(const RunOptions& o);
 
-/// The finite-D engine whose initial state starts the theory (`--init-engine`, `--init-D`);
-/// throws UsageError naming those flags.
-EngineFactory initial_state_factory(const std::string& engine, const ModelSpec& model, int64_t D);
 
 /// Writes the CSV to --out (atomically, with FILE.json beside it) or to stdout.
 void write_output(const RunOptions& run, const std::string& csv, const nlohmann::json& sidecar);

@@ -12,6 +12,7 @@
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/settings.hpp"
+#include "headspec/theory_runs.hpp"
 #include "headspec/version.hpp"
 
 namespace py = pybind11;
@@ -112,6 +113,50 @@ py::dict simulate(const std::string& engine, int64_t D, double T, double record_
   return out;
 }
 
+py::dict theory(double T, double record_every, int64_t seed, int64_t mc, bool mc_resample,
+                const std::string& integrator, double dt, int64_t init_D, const std::string& init_engine, int runs,
+                bool keep_R, double until_converged, const std::string& prior, const std::vector<double>& nu, int L,
+                int H, const std::string& activation, const std::string& readout,
+                std::optional<double> readout_lr, double lr, int batch, double noise, double q0) {
+  const ModelSpec model = settings(prior, nu, L, H, activation, readout, readout_lr, lr, batch, noise, q0).to_spec();
+  TheoryRunsSpec spec;
+  spec.mc = mc;
+  spec.mc_resample = mc_resample;
+  spec.integrator = integrator;
+  spec.dt = dt;
+  spec.T = T;
+  spec.record_every = record_every;
+  spec.until_converged = until_converged;
+  spec.init_D = init_D;
+  spec.init_engine = init_engine;
+  spec.runs = runs;
+  spec.seed = checked_seed(seed);
+  spec.keep_R = keep_R;
+  const TheoryRuns theory_runs(model, spec);
+  std::vector<TheoryResult> results;
+  {
+    py::gil_scoped_release release;
+    results = theory_runs.run();
+  }
+  std::vector<const Record*> rows;
+  py::list diverged, converged;
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    for (const auto& r : results[k].trajectory.records) rows.push_back(&r);
+    if (results[k].trajectory.diverged) diverged.append(py::make_tuple(k, results[k].trajectory.diverged_at));
+    if (results[k].converged) converged.append(py::make_tuple(k, results[k].converged_at));
+  }
+  py::dict out = records_to_arrays(rows, model.H, model.F());
+  out["model"] = model_dict(model);
+  out["theory"] = py::dict(py::arg("mc") = mc, py::arg("mc_resample") = mc_resample,
+                           py::arg("integrator") = to_string(theory_runs.integration().method), py::arg("dt") = dt,
+                           py::arg("T") = T, py::arg("record_every") = record_every, py::arg("seed") = seed,
+                           py::arg("init_D") = init_D, py::arg("init_engine") = init_engine, py::arg("runs") = runs,
+                           py::arg("keep_R") = keep_R, py::arg("until_converged") = until_converged);
+  out["diverged"] = diverged;
+  out["converged"] = converged;
+  return out;
+}
+
 py::dict bayes(const std::string& prior, const std::vector<double>& nu, int L, double noise, int64_t samples,
                int64_t seed, const std::string& method) {
   ModelSettings s;
@@ -156,6 +201,15 @@ PYBIND11_MODULE(_core, m) {
         py::arg("nu") = std::vector<double>{2.0, 2.0}, py::arg("L") = 10, py::arg("H") = 2,
         py::arg("activation") = "softmax", py::arg("readout") = "learned", py::arg("readout_lr") = py::none(),
         py::arg("lr") = 1.0, py::arg("batch") = 1, py::arg("noise") = 0.0, py::arg("q0") = 1.0);
+  m.def("theory", &theory,
+        "The D → ∞ ODE of the order parameters (MODEL.md §6), as `headspec theory`; returns the arrays of simulate.",
+        py::arg("T") = 20.0, py::arg("record_every") = 1.0, py::arg("seed") = 1, py::arg("mc") = 10000,
+        py::arg("mc_resample") = false, py::arg("integrator") = "", py::arg("dt") = 0.05, py::arg("init_D") = 10000,
+        py::arg("init_engine") = "dense", py::arg("runs") = 1, py::arg("keep_R") = false,
+        py::arg("until_converged") = 0.0, py::arg("prior") = "flip", py::arg("nu") = std::vector<double>{2.0, 2.0},
+        py::arg("L") = 10, py::arg("H") = 2, py::arg("activation") = "softmax", py::arg("readout") = "learned",
+        py::arg("readout_lr") = py::none(), py::arg("lr") = 1.0, py::arg("batch") = 1, py::arg("noise") = 0.0,
+        py::arg("q0") = 1.0);
   m.def("bayes", &bayes, "The Bayes-optimal error ε_Bayes (MODEL.md §8): {'mmse', 'stderr'}.", py::arg("prior") = "flip",
         py::arg("nu") = std::vector<double>{2.0, 2.0}, py::arg("L") = 10, py::arg("noise") = 0.0,
         py::arg("samples") = 1000000, py::arg("seed") = 1, py::arg("method") = "mc");

@@ -3,11 +3,12 @@ single-location model.
 
     import headspec
     run = headspec.simulate(D=2000, T=10, runs=4)      # arrays: run, t, loss, M, R, Q, c
+    ode = headspec.theory(init_D=2000, mc=4000, dt=0.2, T=10)   # the same arrays, from the D → ∞ ODE
     headspec.bayes(prior="gauss", nu=[8, 2], L=4)      # {'mmse': ..., 'stderr': ...}
 
 Keywords are the command line's flag names; bad input raises ValueError
 (headspec.UsageError) with the command line's message.
 """
-from ._core import UsageError, __version__, bayes, git_revision, simulate
+from ._core import UsageError, __version__, bayes, git_revision, simulate, theory
 
-__all__ = ["UsageError", "__version__", "bayes", "git_revision", "simulate"]
+__all__ = ["UsageError", "__version__", "bayes", "git_revision", "simulate", "theory"]

@@ -1,0 +1,56 @@
+#pragma once
+// K independent runs of the theory (MODEL.md §6), each from the initial state of a finite-D
+// engine with the same seed: what `headspec theory` and the Python module's `theory` run.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "headspec/model.hpp"
+#include "headspec/simulation.hpp"
+#include "headspec/theory_engine.hpp"
+#include "headspec/theory_integrator.hpp"
+
+namespace headspec {
+
+/// The flags of `headspec theory` besides the model's (INTERFACE.md).
+struct TheoryRunsSpec {
+  int64_t mc = 10000;              ///< Monte Carlo samples N
+  bool mc_resample = false;        ///< fresh samples at every step
+  std::string integrator;          ///< empty: rk4, or euler with mc_resample
+  double dt = 0.05;
+  double T = 20;
+  double record_every = 1;
+  double until_converged = 0;
+  int64_t init_D = 10000;          ///< D of the finite-D initialisation
+  std::string init_engine = "dense";
+  int runs = 1;                    ///< run k uses seed + k (initial keys and Monte Carlo)
+  uint32_t seed = 1;
+  bool keep_R = false;             ///< keep R(0) and sample the value channel (MODEL.md §7 otherwise)
+};
+
+/// The factory of the finite-D engine whose initial state (same seed, D) starts the ODE:
+/// `simulate --engine engine --D D`; errors name --init-engine and --init-D.
+EngineFactory initial_state_factory(const std::string& engine, const ModelSpec& model, int64_t D);
+
+class TheoryRuns {
+ public:
+  /// Checks every value first; throws UsageError naming the flag of the first bad one.
+  TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec);
+
+  const IntegrationSpec& integration() const { return integration_; }
+  MonteCarloMode mode() const { return mode_; }
+  const TheoryRunsSpec& spec() const { return spec_; }
+
+  /// Result k is run k: its initial state is that of `simulate --engine init_engine --D init_D
+  /// --seed seed+k` (R(0) set to 0 unless keep_R), its Monte Carlo seed is seed + k.
+  std::vector<TheoryResult> run(const ProgressFn& progress = {}) const;
+
+ private:
+  ModelSpec model_;
+  TheoryRunsSpec spec_;
+  IntegrationSpec integration_;
+  MonteCarloMode mode_;
+  EngineFactory initial_engine_;
+};
+
+}  // namespace headspec

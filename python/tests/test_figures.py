@@ -1,0 +1,63 @@
+"""`headspec figure N --quick` draws every available figure: a real PNG and data CSVs with the
+columns of `simulate`/`theory`. The slower figures run only with HEADSPEC_SLOW_FIGURES=1."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BINARY, ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "python", "figures"))
+from make_figure import AVAILABLE  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+ALWAYS = {1, 2, 9}
+SLOW = os.environ.get("HEADSPEC_SLOW_FIGURES") == "1"
+
+
+def expected_columns(header):
+    """The CSV columns of INTERFACE.md for the H and F read off the M_h_f columns."""
+    ms = [c for c in header if c.startswith("M_")]
+    H = max(int(c.split("_")[1]) for c in ms)
+    F = max(int(c.split("_")[2]) for c in ms)
+    cols = ["run", "t", "loss"] + [f"M_{h}_{f}" for h in range(1, H + 1) for f in range(1, F + 1)]
+    cols += [f"R_{h}" for h in range(1, H + 1)]
+    cols += [f"Q_{h}_{g}" for h in range(1, H + 1) for g in range(h, H + 1)]
+    cols += [f"c_{h}" for h in range(1, H + 1)]  # the figures train the readout
+    cols += [f"ortho_{h}" for h in range(1, H + 1)]
+    cols += [f"cos_{h}_{g}" for h in range(1, H + 1) for g in range(h + 1, H + 1)]
+    return cols
+
+
+def test_always_run_figures_are_available():
+    assert ALWAYS <= set(AVAILABLE)
+
+
+@pytest.mark.parametrize("number", sorted(AVAILABLE))
+def test_quick_figure(number, tmp_path):
+    if number not in ALWAYS and not SLOW:
+        pytest.skip("slow figure: set HEADSPEC_SLOW_FIGURES=1")
+    res = subprocess.run([BINARY, "figure", str(number), "--quick", "--out-dir", str(tmp_path)], capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    png = tmp_path / f"fig{number}.png"
+    data = png.read_bytes()
+    assert data[:8] == PNG_SIGNATURE
+    assert len(data) > 20000
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert width > 600 and height > 300
+    assert (tmp_path / f"fig{number}.svg").stat().st_size > 0
+    meta = json.loads((tmp_path / f"fig{number}.json").read_text())
+    assert meta["quick"] is True and meta["commands"]
+    csvs = sorted(glob.glob(str(tmp_path / f"fig{number}_*.csv")))
+    assert len(csvs) == len(meta["commands"])
+    for path in csvs:
+        with open(path) as f:
+            header = f.readline().strip().split(",")
+            rows = f.readlines()
+        assert header == expected_columns(header), path
+        assert len(rows) >= 10, path
+        assert all(len(r.split(",")) == len(header) for r in rows), path
