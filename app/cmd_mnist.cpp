@@ -52,9 +52,8 @@ int run_mnist_command(const MnistOptions& o, const std::vector<std::string>& arg
     throw UsageError(fmt::format("--nu: the MNIST task takes one signal strength ν, got {} values", nu.size()));
   const ModelSpec model = make_model(o.model);
   validate_run(o.run);
-  if (o.runs < 1) throw UsageError(fmt::format("--runs: must be at least 1, got {}", o.runs));
+  check_runs(checked_seed(o.run.seed), o.runs);
   if (o.test_samples < 1) throw UsageError(fmt::format("--test-samples: must be at least 1, got {}", o.test_samples));
-  if (o.run.seed + o.runs - 1 > 0xFFFFFFFFLL) throw UsageError("--runs: seed + runs - 1 must stay below 2^32");
   if (o.split_seed < 0 || o.split_seed > 0xFFFFFFFFLL)
     throw UsageError(fmt::format("--split-seed: must be in [0, 2^32), got {}", o.split_seed));
   if (!(o.train_fraction > 0 && o.train_fraction < 1))

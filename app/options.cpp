@@ -38,10 +38,7 @@ void add_run_options(CLI::App* app, RunOptions& o) {
 }
 
 void validate_run(const RunOptions& o) {
-  if (!(std::isfinite(o.T) && o.T >= 0)) throw UsageError(fmt::format("--T: horizon must be >= 0, got {}", o.T));
-  if (!(std::isfinite(o.record_every) && o.record_every > 0))
-    throw UsageError(fmt::format("--record-every: must be > 0, got {}", o.record_every));
-  if (o.T / o.record_every > 1e7) throw UsageError("--record-every: more than 10^7 records; choose a larger interval");
+  check_horizon(o.T, o.record_every);
   checked_seed(o.seed);
   if (!o.out.empty()) check_output_path(o.out, "--out");
 }

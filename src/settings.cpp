@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
 #include <sstream>
 
 #include "headspec/errors.hpp"
@@ -33,6 +34,19 @@ std::vector<double> parse_list(const std::string& text, const std::string& flag)
 uint32_t checked_seed(int64_t seed) {
   if (seed < 0 || seed > 0xFFFFFFFFLL) throw UsageError(fmt::format("--seed: must be in [0, 2^32), got {}", seed));
   return static_cast<uint32_t>(seed);
+}
+
+void check_horizon(double T, double record_every) {
+  if (!(std::isfinite(T) && T >= 0)) throw UsageError(fmt::format("--T: horizon must be >= 0, got {}", T));
+  if (!(std::isfinite(record_every) && record_every > 0))
+    throw UsageError(fmt::format("--record-every: must be > 0, got {}", record_every));
+  if (T / record_every > 1e7) throw UsageError("--record-every: more than 10^7 records; choose a larger interval");
+}
+
+void check_runs(uint32_t seed, int runs) {
+  if (runs < 1) throw UsageError(fmt::format("--runs: must be at least 1, got {}", runs));
+  if (static_cast<int64_t>(seed) + runs - 1 > 0xFFFFFFFFLL)
+    throw UsageError("--runs: seed + runs - 1 must stay below 2^32");
 }
 
 ModelSpec ModelSettings::to_spec() const {

@@ -6,21 +6,17 @@
 
 #include "headspec/errors.hpp"
 #include "headspec/projection.hpp"
+#include "headspec/settings.hpp"
 #include "headspec/specialisation.hpp"
 
 namespace headspec {
 
 void SimulationSpec::validate() const {
-  if (!(std::isfinite(T) && T >= 0)) throw UsageError(fmt::format("--T: horizon must be >= 0, got {}", T));
-  if (!(std::isfinite(record_every) && record_every > 0))
-    throw UsageError(fmt::format("--record-every: must be > 0, got {}", record_every));
-  if (T / record_every > 1e7) throw UsageError("--record-every: more than 10^7 records; choose a larger interval");
-  if (runs < 1) throw UsageError(fmt::format("--runs: must be at least 1, got {}", runs));
+  check_horizon(T, record_every);
+  check_runs(seed, runs);
   if (test_samples < 1) throw UsageError(fmt::format("--test-samples: must be at least 1, got {}", test_samples));
   if (!(std::isfinite(stop_when_specialised) && stop_when_specialised >= 0))
     throw UsageError(fmt::format("--delta: must be > 0, got {}", stop_when_specialised));
-  if (static_cast<int64_t>(seed) + runs - 1 > 0xFFFFFFFFLL)
-    throw UsageError("--runs: seed + runs - 1 must stay below 2^32");
 }
 
 int64_t SimulationSpec::records() const { return static_cast<int64_t>(std::floor(T / record_every + 1e-9)); }

@@ -29,6 +29,11 @@ struct ModelSettings {
 /// A seed given as a wider integer, checked to fit the generator's 32-bit key.
 uint32_t checked_seed(int64_t seed);
 
+/// Checks --T (finite, >= 0) and --record-every (> 0, at most 10^7 records); throws UsageError.
+void check_horizon(double T, double record_every);
+/// Checks --runs (>= 1) and that run k's seed, seed + k, stays below 2^32; throws UsageError.
+void check_runs(uint32_t seed, int runs);
+
 /// Parses "2,2" into numbers; throws UsageError naming `flag`.
 std::vector<double> parse_list(const std::string& text, const std::string& flag);
 

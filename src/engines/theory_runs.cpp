@@ -6,18 +6,13 @@
 
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
+#include "headspec/settings.hpp"
 
 namespace headspec {
 
 TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : model_(model), spec_(spec) {
-  if (!(std::isfinite(spec.T) && spec.T >= 0)) throw UsageError(fmt::format("--T: horizon must be >= 0, got {}", spec.T));
-  if (!(std::isfinite(spec.record_every) && spec.record_every > 0))
-    throw UsageError(fmt::format("--record-every: must be > 0, got {}", spec.record_every));
-  if (spec.T / spec.record_every > 1e7)
-    throw UsageError("--record-every: more than 10^7 records; choose a larger interval");
-  if (spec.runs < 1) throw UsageError(fmt::format("--runs: must be at least 1, got {}", spec.runs));
-  if (static_cast<int64_t>(spec.seed) + spec.runs - 1 > 0xFFFFFFFFLL)
-    throw UsageError("--runs: seed + runs - 1 must stay below 2^32");
+  check_horizon(spec.T, spec.record_every);
+  check_runs(spec.seed, spec.runs);
   if (spec.mc < 2 || spec.mc > 0xFFFFFFFFLL) throw UsageError(fmt::format("--mc: must be in [2, 2^32), got {}", spec.mc));
   initial_engine_ = initial_state_factory(spec.init_engine, model, spec.init_D);
   integration_.method =
