@@ -73,8 +73,9 @@ void run_local(const std::vector<int>& todo, const SweepRanks::RunTask& run, con
 }
 
 #ifdef HEADSPEC_HAVE_MPI
-// Message tags: a worker thread asks for a task, rank 0 answers with a task number (-1: no
-// more), a worker sends a result (task number, then the trajectory's bytes) or a failure,
+// Message tags: a worker thread asks for its first task, rank 0 answers with a task number
+// (-1: no more); a worker's result (task number, then the trajectory's bytes) is also its
+// request for the next task, so a task costs one round trip; a failure ends the thread,
 // and each worker rank says once that all its threads have stopped.
 enum Tag : int { kRequest = 1, kTask = 2, kResult = 3, kFailure = 4, kFinished = 5 };
 
@@ -102,7 +103,7 @@ void run_master(int size, const std::vector<int>& todo, const SweepRanks::RunTas
   {
     if (omp_get_thread_num() == 0) {
       // The master thread (the only one of rank 0 that calls MPI): answers until every
-      // worker rank has finished. It polls, sleeping 50 µs after a message and up to 2 ms
+      // worker rank has finished. It polls, sleeping 50 µs after a message and up to 1 ms
       // when idle, so as not to spin on a core the tasks need (runs last far longer).
       int finished = 0;
       std::vector<char> buffer;
@@ -113,7 +114,7 @@ void run_master(int size, const std::vector<int>& todo, const SweepRanks::RunTas
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status);
         if (!flag) {
           std::this_thread::sleep_for(pause);
-          pause = std::min(2 * pause, std::chrono::microseconds(2000));
+          pause = std::min(2 * pause, std::chrono::microseconds(1000));
           continue;
         }
         pause = std::chrono::microseconds(50);
@@ -125,6 +126,9 @@ void run_master(int size, const std::vector<int>& todo, const SweepRanks::RunTas
           const int task = take();
           MPI_Send(&task, 1, MPI_INT, status.MPI_SOURCE, kTask, MPI_COMM_WORLD);
         } else if (status.MPI_TAG == kResult) {
+          // The next task goes out first: the worker computes while this result is stored.
+          const int next_task = take();
+          MPI_Send(&next_task, 1, MPI_INT, status.MPI_SOURCE, kTask, MPI_COMM_WORLD);
           int task = -1;
           try {
             if (count < static_cast<int>(sizeof(int))) throw std::runtime_error("short result message");
@@ -162,15 +166,14 @@ void run_worker(int thread_level, const SweepRanks::RunTask& run) {
   const int threads = thread_level >= MPI_THREAD_SERIALIZED ? std::max(1, omp_get_max_threads()) : 1;
 #pragma omp parallel num_threads(threads)
   {
-    for (;;) {
-      int task = -1;
+    int task = -1;
 #pragma omp critical(headspec_mpi)
-      {
-        const int ask = 0;
-        MPI_Send(&ask, 1, MPI_INT, 0, kRequest, MPI_COMM_WORLD);
-        MPI_Recv(&task, 1, MPI_INT, 0, kTask, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      }
-      if (task < 0) break;
+    {
+      const int ask = 0;
+      MPI_Send(&ask, 1, MPI_INT, 0, kRequest, MPI_COMM_WORLD);
+      MPI_Recv(&task, 1, MPI_INT, 0, kTask, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    while (task >= 0) {
       std::string message(sizeof(int), '\0');
       int tag = kResult;
       try {
@@ -183,7 +186,10 @@ void run_worker(int thread_level, const SweepRanks::RunTask& run) {
         tag = kFailure;
       }
 #pragma omp critical(headspec_mpi)
-      MPI_Send(message.data(), static_cast<int>(message.size()), MPI_BYTE, 0, tag, MPI_COMM_WORLD);
+      {
+        MPI_Send(message.data(), static_cast<int>(message.size()), MPI_BYTE, 0, tag, MPI_COMM_WORLD);
+        if (tag == kResult) MPI_Recv(&task, 1, MPI_INT, 0, kTask, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
       if (tag == kFailure) break;
     }
   }

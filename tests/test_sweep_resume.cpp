@@ -219,7 +219,7 @@ TEST(SweepMpi, TwoRanksWriteTheSingleProcessBytes) {
                            "--runs 4 --test-samples 50 --stop-when-specialised --out " + out.string() +
                            " --summary " + sum.string();
   auto outputs = [&] { return std::array{read_file(out), read_file(out.string() + ".json"), read_file(sum)}; };
-  const std::string mpirun = std::string(HEADSPEC_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 2";
+  const std::string mpirun = std::string(HEADSPEC_MPIEXEC) + " --allow-run-as-root --oversubscribe --bind-to none -np 2";
 
   const auto single = run_cli(args, "OMP_NUM_THREADS=2");
   ASSERT_EQ(single.status, 0) << single.err;
