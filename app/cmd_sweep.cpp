@@ -2,12 +2,18 @@
 // CSV of every record and a summary CSV of final values and specialisation times.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "commands.hpp"
 #include "headspec/engines.hpp"
@@ -18,6 +24,7 @@
 #include "headspec/theory_integrator.hpp"
 #include "headspec/theory_runs.hpp"
 #include "options.hpp"
+#include "sweep_ranks.hpp"
 
 namespace headspec::app {
 namespace {
@@ -41,6 +48,7 @@ struct SweepOptions {
   double delta = 0.2;
   bool stop_when_specialised = false;
   std::string summary;
+  std::string work_dir;  // one file per finished (point, run): a killed sweep resumes
 };
 
 // One grid point, ready to run.
@@ -67,21 +75,44 @@ void union_row(const Record& r, bool learned, const std::vector<std::size_t>& in
   for (std::size_t k = 0; k < values.size(); ++k) cells[index[k]] = fmt::format("{}", values[k]);
 }
 
-int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv) {
-  // Everything, every grid value included, is checked before anything runs or is written.
-  const bool theory = o.engine == "theory";
+// The line of a usage error as main() prints it (INTERFACE.md "Errors").
+std::string usage_line(std::string message) {
+  for (char& ch : message)
+    if (ch == '\n') ch = ' ';
+  return "headspec: error: " + message + "\n";
+}
+
+// Everything a sweep runs, checked before anything runs or is written.
+struct Plan {
+  bool theory = false;
+  ModelSpec base_model;
+  SimulationSpec sim;
+  IntegrationSpec integration;
+  TheoryOptions mc;
+  std::vector<GridAxis> axes;
+  std::vector<Point> points;  // the engine factories refer to their point: filled in place, never moved
+  int tasks = 0;
+};
+
+// Fills `plan` from the options; throws UsageError naming the flag at fault. Only rank 0
+// (`writes`) checks and creates what it alone writes: --out, --summary and --work-dir.
+void prepare(const SweepOptions& o, bool writes, Plan& plan) {
+  plan.theory = o.engine == "theory";
+  const bool theory = plan.theory;
   if (!theory) {
     const auto names = sgd_engine_names();
     if (std::find(names.begin(), names.end(), o.engine) == names.end())
       throw UsageError(fmt::format("--engine: unknown engine '{}' (available: theory, {})", o.engine, fmt::join(names, ", ")));
   }
-  const ModelSpec base_model = make_model(o.model);
-  validate_run(o.run);
-  if (!o.summary.empty()) check_output_path(o.summary, "--summary");
+  plan.base_model = make_model(o.model);
+  RunOptions run = o.run;
+  if (!writes) run.out.clear();
+  validate_run(run);
+  if (writes && !o.summary.empty()) check_output_path(o.summary, "--summary");
   if (!(std::isfinite(o.delta) && o.delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", o.delta));
   if (theory && o.stop_when_specialised)
     throw UsageError("--stop-when-specialised: only for the finite-D engines (gram, dense)");
-  SimulationSpec sim;
+  SimulationSpec& sim = plan.sim;
   sim.D = o.D;
   sim.T = o.run.T;
   sim.record_every = o.run.record_every;
@@ -91,21 +122,20 @@ int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv) {
   sim.stop_when_specialised = o.stop_when_specialised ? o.delta : 0;
   sim.validate();
 
-  IntegrationSpec integration;
-  TheoryOptions mc;
   if (theory) {
     if (o.mc < 2 || o.mc > 0xFFFFFFFFLL) throw UsageError(fmt::format("--mc: must be in [2, 2^32), got {}", o.mc));
-    integration.method = parse_integrator(o.integrator.empty() ? (o.mc_resample ? "euler" : "rk4") : o.integrator);
-    integration.dt = o.dt;
-    integration.T = o.run.T;
-    integration.record_every = o.run.record_every;
-    mc.samples = o.mc;
-    mc.mode = o.mc_resample ? MonteCarloMode::Resample : MonteCarloMode::Fixed;
-    integration.validate(mc.mode);
+    plan.integration.method = parse_integrator(o.integrator.empty() ? (o.mc_resample ? "euler" : "rk4") : o.integrator);
+    plan.integration.dt = o.dt;
+    plan.integration.T = o.run.T;
+    plan.integration.record_every = o.run.record_every;
+    plan.mc.samples = o.mc;
+    plan.mc.mode = o.mc_resample ? MonteCarloMode::Resample : MonteCarloMode::Fixed;
+    plan.integration.validate(plan.mc.mode);
   }
 
-  const auto axes = parse_grid(o.grid, !theory);
-  std::vector<Point> points;
+  plan.axes = parse_grid(o.grid, !theory);
+  const auto& axes = plan.axes;
+  auto& points = plan.points;
   for (const GridPoint& g : grid_points(axes, o.model, o.D)) {
     Point p;
     p.model = g.model.to_spec();
@@ -124,28 +154,70 @@ int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv) {
       throw UsageError(fmt::format("--grid: at {}: {}", where.empty() ? "the only point" : where, e.what()));
     }
   }
+  if (points.size() * static_cast<std::size_t>(o.runs) > static_cast<std::size_t>(INT32_MAX))
+    throw UsageError("--runs: more than 2^31 runs in all");
+  plan.tasks = static_cast<int>(points.size()) * o.runs;
 
-  // Every (point, run) pair is one task; run k of every point uses seed + k, so a task's
-  // result depends neither on the thread that runs it nor on the grid's order.
-  const int tasks = static_cast<int>(points.size()) * o.runs;
-  std::vector<Trajectory> results(static_cast<std::size_t>(tasks));
-  Progress progress("sweep", tasks);
-  std::atomic<long long> done{0};
-#pragma omp parallel for schedule(dynamic, 1) if (tasks > 1)
-  for (int task = 0; task < tasks; ++task) {
-    const Point& p = points[static_cast<std::size_t>(task / o.runs)];
-    const int run = task % o.runs;
-    if (theory) {
-      results[task] = run_theory(p.model, p.engine, mc, integration, sim.seed, run).trajectory;
-    } else {
-      SimulationSpec point_sim = sim;
-      point_sim.D = p.D;
-      results[task] = run_sgd(p.engine, p.model, point_sim, run);
+  // Last, as it creates the folder: nothing is made when another flag is wrong.
+  if (writes && !o.work_dir.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path dir(o.work_dir);
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+      throw UsageError(fmt::format("--work-dir: '{}' is not a folder", o.work_dir));
+    if (!fs::exists(dir, ec)) {
+      const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+      if (!fs::is_directory(parent, ec))
+        throw UsageError(fmt::format("--work-dir: folder '{}' does not exist", parent.string()));
+      if (!fs::create_directory(dir, ec))
+        throw UsageError(fmt::format("--work-dir: cannot create '{}': {}", o.work_dir, ec.message()));
     }
-    progress.update(fmt::format("{} of {} runs", done + 1, tasks), static_cast<double>(++done));
+    if (::access(dir.c_str(), W_OK) != 0) throw UsageError(fmt::format("--work-dir: folder '{}' is not writable", o.work_dir));
   }
-  progress.finish();
+}
 
+// The key of one (grid point, run) in the work folder: every parameter its result depends
+// on, and the program's version and revision (another build may compute other numbers).
+std::string task_key(const SweepOptions& o, const Plan& plan, const Point& p, int run) {
+  nlohmann::json key = provenance();
+  nlohmann::json model;
+  p.model.to_json(model);
+  const Eigen::MatrixXd& atoms = p.model.prior.atoms();
+  const Eigen::VectorXd& weights = p.model.prior.weights();
+  // A mixture read from a file: its atoms, not the file's name, decide the result.
+  nlohmann::json rows = nlohmann::json::array();
+  for (Eigen::Index a = 0; a < atoms.rows(); ++a) {
+    std::vector<double> row(static_cast<std::size_t>(atoms.cols()));
+    for (Eigen::Index f = 0; f < atoms.cols(); ++f) row[static_cast<std::size_t>(f)] = atoms(a, f);
+    rows.push_back(row);
+  }
+  model["atoms"] = rows;
+  model["weights"] = std::vector<double>(weights.data(), weights.data() + weights.size());
+  key["model"] = model;
+  key["engine"] = o.engine;
+  key["T"] = plan.sim.T;
+  key["record_every"] = plan.sim.record_every;
+  key["seed"] = plan.sim.seed;
+  key["run"] = run;
+  if (plan.theory) {
+    key["theory"] = {{"mc", plan.mc.samples}, {"mc_mode", o.mc_resample ? "resample" : "fixed"},
+                     {"integrator", to_string(plan.integration.method)}, {"dt", plan.integration.dt},
+                     {"init_D", o.init_D}, {"init_engine", o.init_engine}};
+  } else {
+    key["D"] = p.D;
+    key["test_samples"] = plan.sim.test_samples;
+    key["stop_when_specialised"] = plan.sim.stop_when_specialised;
+  }
+  return key.dump();
+}
+
+// The tidy CSV, the summary and the sidecar of the finished tasks (rank 0); the status.
+int write_results(const SweepOptions& o, const std::vector<std::string>& argv, const Plan& plan,
+                  const std::vector<Trajectory>& results) {
+  const bool theory = plan.theory;
+  const auto& points = plan.points;
+  const auto& axes = plan.axes;
+  const int tasks = plan.tasks;
   // Columns: the grid keys, then the union of every point's INTERFACE.md columns (they
   // differ when H, F or the readout vary); a point leaves the columns it lacks empty.
   int H = 1, F = 1;
@@ -208,23 +280,25 @@ int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv) {
     summary += "\n";
   }
 
+  // The sidecar does not say how many ranks ran, nor what was reused: it is the same for
+  // every way of running the same command.
   nlohmann::json meta = provenance();
   meta["command"] = "sweep";
   meta["argv"] = argv;
   nlohmann::json jm;
-  base_model.to_json(jm);
+  plan.base_model.to_json(jm);
   meta["base_model"] = jm;
   nlohmann::json grid = nlohmann::json::array();
   for (const auto& a : axes) grid.push_back({{"key", a.key}, {"values", a.values}});
   meta["grid"] = grid;
   meta["grid_order"] = "row-major: the first key varies slowest";
   meta["points"] = points.size();
-  meta["sweep"] = {{"engine", o.engine},       {"D", o.D},           {"T", sim.T},
-                   {"record_every", sim.record_every}, {"seed", sim.seed}, {"runs", o.runs},
+  meta["sweep"] = {{"engine", o.engine},       {"D", o.D},           {"T", plan.sim.T},
+                   {"record_every", plan.sim.record_every}, {"seed", plan.sim.seed}, {"runs", o.runs},
                    {"delta", o.delta},          {"stop_when_specialised", o.stop_when_specialised}};
   if (theory)
     meta["theory"] = {{"mc", o.mc}, {"mc_mode", o.mc_resample ? "resample" : "fixed"},
-                      {"integrator", to_string(integration.method)}, {"dt", o.dt},
+                      {"integrator", to_string(plan.integration.method)}, {"dt", o.dt},
                       {"init_D", o.init_D}, {"init_engine", o.init_engine}};
   else
     meta["sweep"]["test_samples"] = o.test_samples;
@@ -235,6 +309,111 @@ int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv) {
     std::cerr << fmt::format("headspec: point {} run {} diverged (NaN or overflow) at t = {}; the rows before it are "
                              "kept; try a smaller --lr\n",
                              d["point"].get<int>(), d["run"].get<int>(), d["t"].get<double>());
+  return status;
+}
+
+int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv) {
+  SweepRanks ranks;
+  const bool master = ranks.rank() == 0;
+  // Every rank checks the flags; one line from the lowest rank that found a fault, and
+  // status 2 on every rank, before anything runs or is written.
+  Plan plan;
+  std::string fault;
+  try {
+    prepare(o, master, plan);
+  } catch (const UsageError& e) {
+    fault = e.what();
+  }
+  const int first_fault = ranks.first_failure(!fault.empty());
+  if (first_fault < ranks.size()) {
+    if (ranks.size() == 1) throw UsageError(fault);
+    // Printed here, before the ranks stop together: the launcher ends the job as soon as
+    // one rank has exited with an error, which could swallow a line printed later.
+    if (first_fault == ranks.rank()) std::cerr << usage_line(fault) << std::flush;
+    ranks.barrier();
+    return 2;
+  }
+
+  // Every (point, run) pair is one task; run k of every point uses seed + k, so a task's
+  // result depends neither on the thread or rank that runs it nor on the grid's order.
+  const int tasks = plan.tasks;
+  std::vector<Trajectory> results(master ? static_cast<std::size_t>(tasks) : 0);
+  std::vector<std::string> keys;
+  std::vector<int> todo;
+  std::optional<SweepWorkDir> work;
+  if (master) {
+    if (!o.work_dir.empty()) work.emplace(o.work_dir);
+    for (int task = 0; task < tasks; ++task) {
+      if (work) {
+        keys.push_back(task_key(o, plan, plan.points[static_cast<std::size_t>(task / o.runs)], task % o.runs));
+        std::string problem;
+        if (auto stored = work->load(keys.back(), &problem)) {
+          results[static_cast<std::size_t>(task)] = std::move(*stored);
+          continue;
+        }
+        if (!problem.empty()) std::cerr << "headspec: warning: " << problem << "; computing it again\n";
+      }
+      todo.push_back(task);
+    }
+  }
+  const int reused = tasks - static_cast<int>(todo.size());
+  std::vector<std::atomic<int>> computed_by(static_cast<std::size_t>(ranks.size()));
+  Progress progress("sweep", static_cast<double>(todo.size()));
+  std::atomic<long long> done{0};
+  auto run_task = [&](int task) {
+    const Point& p = plan.points[static_cast<std::size_t>(task / o.runs)];
+    const int run = task % o.runs;
+    if (plan.theory) return run_theory(p.model, p.engine, plan.mc, plan.integration, plan.sim.seed, run).trajectory;
+    SimulationSpec point_sim = plan.sim;
+    point_sim.D = p.D;
+    return run_sgd(p.engine, p.model, point_sim, run);
+  };
+  auto task_done = [&](int task, Trajectory&& result, int by_rank) {
+    if (task < 0 || task >= tasks) throw std::runtime_error(fmt::format("sweep: task {} out of range", task));
+    // Stored before it counts as done: a sweep killed after this line finds the run on disk.
+    if (work) work->store(keys[static_cast<std::size_t>(task)], result);
+    results[static_cast<std::size_t>(task)] = std::move(result);
+    ++computed_by[static_cast<std::size_t>(by_rank)];
+    progress.update(fmt::format("{} of {} runs", done + 1, todo.size()), static_cast<double>(++done));
+  };
+
+  std::exception_ptr failure;
+  int status = 0;
+  try {
+    ranks.run_tasks(todo, run_task, task_done);
+    if (master) {
+      progress.finish();
+      if (work || ranks.size() > 1) {
+        std::string line = fmt::format("headspec: sweep: {} runs: {} computed", tasks, done.load());
+        if (ranks.size() > 1) {
+          std::vector<std::string> by;
+          for (int r = 0; r < ranks.size(); ++r) by.push_back(fmt::format("rank {}: {}", r, computed_by[r].load()));
+          line += fmt::format(" ({})", fmt::join(by, ", "));
+        }
+        if (work) {
+          line += fmt::format(", {} reused from {}", reused, work->folder());
+          if (const auto other = work->count_other_files(keys))
+            line += fmt::format(" ({} other files there, of other parameters, left alone)", other);
+        }
+        std::cerr << line << "\n";
+      }
+      status = write_results(o, argv, plan, results);
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  // Every rank ends with rank 0's status (a failure on rank 0 ends the others with 1).
+  status = ranks.broadcast(master && failure ? 1 : status);
+  if (failure && ranks.size() > 1) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      std::cerr << "headspec: " << e.what() << "\n" << std::flush;
+    }
+    ranks.barrier();
+    return 1;
+  }
+  if (failure) std::rethrow_exception(failure);
   return status;
 }
 
@@ -266,6 +445,9 @@ Command add_sweep_command(CLI::App& app) {
                 "gram, dense: stop a run once every direction of prior mean zero has specialised");
   sub->add_option("--summary", opts->summary,
                   "CSV of final values per (point, run) with tau_f (and tau_tilde_f = tau_f / ln D)");
+  sub->add_option("--work-dir", opts->work_dir,
+                  "folder keeping each finished (point, run), written atomically: the same command run again "
+                  "(after a kill) computes only the runs not there");
   return {sub, [opts](const std::vector<std::string>& argv) { return run_sweep(*opts, argv); }};
 }
 

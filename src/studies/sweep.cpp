@@ -4,8 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <stdexcept>
 
 #include "headspec/errors.hpp"
+#include "headspec/io.hpp"
+#include "headspec/sha256.hpp"
 
 namespace headspec {
 namespace {
@@ -153,6 +161,160 @@ std::vector<GridPoint> grid_points(const std::vector<GridAxis>& axes, const Mode
     points.push_back(std::move(p));
   }
   return points;
+}
+
+namespace {
+
+// "HSTR", then the format's version: a reader refuses bytes of another layout.
+constexpr char kTrajectoryMagic[4] = {'H', 'S', 'T', 'R'};
+constexpr uint32_t kTrajectoryFormat = 1;
+// The first line of a work-folder file; its key follows on the second line.
+constexpr std::string_view kTaskHeader = "headspec sweep task 1\n";
+
+class ByteWriter {
+ public:
+  template <class T>
+  void put(T value) {
+    char raw[sizeof(T)];
+    std::memcpy(raw, &value, sizeof(T));
+    out_.append(raw, sizeof(T));
+  }
+  void put(const Eigen::MatrixXd& m) {
+    put<int64_t>(m.rows());
+    put<int64_t>(m.cols());
+    out_.append(reinterpret_cast<const char*>(m.data()), sizeof(double) * static_cast<std::size_t>(m.size()));
+  }
+  void put(const Eigen::VectorXd& v) {
+    put<int64_t>(v.size());
+    out_.append(reinterpret_cast<const char*>(v.data()), sizeof(double) * static_cast<std::size_t>(v.size()));
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view bytes) : bytes_(bytes) {}
+  template <class T>
+  T get() {
+    T value;
+    std::memcpy(&value, take(sizeof(T)), sizeof(T));
+    return value;
+  }
+  int64_t get_size(int64_t limit) {
+    const auto n = get<int64_t>();
+    if (n < 0 || n > limit) throw std::runtime_error(fmt::format("serialized trajectory: bad size {}", n));
+    return n;
+  }
+  void get(Eigen::MatrixXd& m) {
+    const int64_t rows = get_size(1 << 20), cols = get_size(1 << 20);
+    m.resize(rows, cols);
+    std::memcpy(m.data(), take(sizeof(double) * static_cast<std::size_t>(rows * cols)),
+                sizeof(double) * static_cast<std::size_t>(rows * cols));
+  }
+  void get(Eigen::VectorXd& v) {
+    v.resize(get_size(1 << 20));
+    std::memcpy(v.data(), take(sizeof(double) * static_cast<std::size_t>(v.size())),
+                sizeof(double) * static_cast<std::size_t>(v.size()));
+  }
+  bool at_end() const { return pos_ == bytes_.size(); }
+  std::size_t left() const { return bytes_.size() - pos_; }
+
+ private:
+  const char* take(std::size_t n) {
+    if (n > bytes_.size() - pos_) throw std::runtime_error("serialized trajectory: truncated");
+    const char* p = bytes_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  std::string_view bytes_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::string serialize_trajectory(const Trajectory& trajectory) {
+  ByteWriter w;
+  for (char ch : kTrajectoryMagic) w.put(ch);
+  w.put(kTrajectoryFormat);
+  w.put<uint8_t>(trajectory.diverged ? 1 : 0);
+  w.put(trajectory.diverged_at);
+  w.put<int64_t>(static_cast<int64_t>(trajectory.records.size()));
+  for (const Record& r : trajectory.records) {
+    w.put<int32_t>(r.run);
+    w.put(r.t);
+    w.put(r.loss);
+    w.put(r.op.M);
+    w.put(r.op.R);
+    w.put(r.op.Q);
+    w.put(r.op.c);
+  }
+  return w.take();
+}
+
+Trajectory deserialize_trajectory(std::string_view bytes) {
+  ByteReader r(bytes);
+  for (char ch : kTrajectoryMagic)
+    if (r.get<char>() != ch) throw std::runtime_error("serialized trajectory: not a trajectory");
+  if (r.get<uint32_t>() != kTrajectoryFormat) throw std::runtime_error("serialized trajectory: unknown format");
+  Trajectory tr;
+  const auto diverged = r.get<uint8_t>();
+  if (diverged > 1) throw std::runtime_error("serialized trajectory: bad divergence flag");
+  tr.diverged = diverged == 1;
+  tr.diverged_at = r.get<double>();
+  // Each record takes at least 68 bytes: a size beyond what is left is damage, not a record count.
+  tr.records.resize(static_cast<std::size_t>(r.get_size(static_cast<int64_t>(r.left() / 68))));
+  for (Record& rec : tr.records) {
+    rec.run = r.get<int32_t>();
+    rec.t = r.get<double>();
+    rec.loss = r.get<double>();
+    r.get(rec.op.M);
+    r.get(rec.op.R);
+    r.get(rec.op.Q);
+    r.get(rec.op.c);
+  }
+  if (!r.at_end()) throw std::runtime_error("serialized trajectory: trailing bytes");
+  return tr;
+}
+
+SweepWorkDir::SweepWorkDir(std::string folder) : folder_(std::move(folder)) {}
+
+std::string SweepWorkDir::file_of(const std::string& key) const {
+  return (std::filesystem::path(folder_) / (sha256_hex(key.data(), key.size()) + ".task")).string();
+}
+
+std::optional<Trajectory> SweepWorkDir::load(const std::string& key, std::string* problem) const {
+  const std::string path = file_of(key);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string expected = std::string(kTaskHeader) + key + "\n";
+  try {
+    if (!in.good() && !in.eof()) throw std::runtime_error("cannot be read");
+    if (text.compare(0, expected.size(), expected) != 0)
+      throw std::runtime_error("holds another task's key or another format");
+    return deserialize_trajectory(std::string_view(text).substr(expected.size()));
+  } catch (const std::exception& e) {
+    if (problem) *problem = fmt::format("{}: {}", path, e.what());
+    return std::nullopt;
+  }
+}
+
+void SweepWorkDir::store(const std::string& key, const Trajectory& trajectory) const {
+  write_file_atomic(file_of(key), std::string(kTaskHeader) + key + "\n" + serialize_trajectory(trajectory));
+}
+
+std::size_t SweepWorkDir::count_other_files(const std::vector<std::string>& keys) const {
+  std::set<std::string> mine;
+  for (const auto& k : keys) mine.insert(std::filesystem::path(file_of(k)).filename().string());
+  std::size_t other = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder_, ec))
+    if (entry.path().extension() == ".task" && !mine.count(entry.path().filename().string())) ++other;
+  return other;
 }
 
 }  // namespace headspec
