@@ -1,7 +1,10 @@
 #include "headspec/kernel.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace headspec {
 
@@ -104,6 +107,170 @@ void AttentionKernel::jacobian_gram(Eigen::MatrixXd& out) const {
           break;
       }
       out(h, g) = out(g, h) = sum;
+    }
+}
+
+}  // namespace headspec
+
+namespace headspec {
+
+using Lanes = AttentionKernelBatch::Lanes;
+
+// x = k ln2 + r with k = round(x/ln2), |r| ≤ ln2/2 (Cody–Waite: fdlibm's two-part ln2, so
+// k·ln2_hi is exact); e^r by Horner on its Taylor polynomial to degree 13 (truncation below
+// 4·10^-18 relative); 2^k written into the exponent bits. Eigen's exp uses a Padé form with
+// one division per packet, which costs more here than the whole polynomial; this uses
+// multiplications and additions only. The round-to-nearest of x/ln2 is the usual
+// 1.5·2^52 shift, whose low bits then hold k. Inlined into the loops that use it: as a
+// call it cost a fifth of an evaluation more (bench_theory).
+namespace {
+
+[[gnu::always_inline]] inline Lanes exp_nonpositive_lanes(const Lanes& x) {
+  constexpr int kLanes = AttentionKernelBatch::kLanes;
+  constexpr double kLog2e = 1.44269504088896338700e+00;
+  constexpr double kLn2Hi = 6.93147180369123816490e-01, kLn2Lo = 1.90821492927058770002e-10;
+  constexpr double kShift = 0x1.8p52;
+  // Taylor coefficients 1/13!, 1/12!, …, 1/1!, 1/0!.
+  constexpr double kCoef[14] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+                                1.0 / 362880.0,     1.0 / 40320.0,      1.0 / 5040.0,       1.0 / 720.0,
+                                1.0 / 120.0,        1.0 / 24.0,         1.0 / 6.0,          0.5,
+                                1.0,                1.0};
+  const Lanes xc = x.max(-708.0);  // keeps 2^k normal; std::max semantics keep a NaN
+  const Lanes t = xc * kLog2e + kShift;
+  const Lanes k = t - kShift;
+  const Lanes r = (xc - k * kLn2Hi) - k * kLn2Lo;
+  Lanes p = Lanes::Constant(kCoef[0]);
+  for (int i = 1; i < 14; ++i) p = p * r + kCoef[i];
+  uint64_t bits[kLanes];
+  std::memcpy(bits, t.data(), sizeof bits);
+  for (int j = 0; j < kLanes; ++j) bits[j] = (bits[j] - std::bit_cast<uint64_t>(kShift) + 1023) << 52;
+  Lanes scale;
+  std::memcpy(scale.data(), bits, sizeof bits);
+  return p * scale;
+}
+
+}  // namespace
+
+Lanes AttentionKernelBatch::exp_nonpositive(const Lanes& x) { return exp_nonpositive_lanes(x); }
+
+AttentionKernelBatch::AttentionKernelBatch(Activation activation, int H, int L)
+    : activation_(activation),
+      H_(H),
+      L_(L),
+      A_(H * L, Lanes::Zero()),
+      a_(L, Lanes::Zero()),
+      o_(H, Lanes::Zero()),
+      row_max_(H, Lanes::Zero()),
+      yhat_(Lanes::Zero()),
+      c_(Eigen::VectorXd::Zero(H)) {}
+
+void AttentionKernelBatch::forward(const Lanes* S, const Lanes* g, const Eigen::VectorXd& c) {
+  c_ = c;
+  const int HL = H_ * L_;
+  switch (activation_) {
+    case Activation::Softmax:
+    case Activation::Softmax1: {
+      // As AttentionKernel::forward, lane by lane: shift by the row maximum (softmax-1's
+      // extra logit 0 included, MODEL.md §3), exponentiate, normalise.
+      const bool one = activation_ == Activation::Softmax1;
+      for (int h = 0; h < H_; ++h) {
+        const Lanes* s = S + h * L_;
+        Lanes* Ah = A_.data() + h * L_;
+        Lanes m = Lanes::Constant(one ? 0.0 : -INFINITY);
+        for (int l = 0; l < L_; ++l) m = m.max(s[l]);
+        Lanes z = one ? exp_nonpositive_lanes(-m) : Lanes(Lanes::Zero());
+        for (int l = 0; l < L_; ++l) z += (Ah[l] = exp_nonpositive_lanes(s[l] - m));
+        const Lanes inv = z.inverse();  // one division per row, not per entry
+        for (int l = 0; l < L_; ++l) Ah[l] *= inv;
+      }
+      break;
+    }
+    case Activation::BayesSoftmax: {
+      Lanes m = Lanes::Constant(-INFINITY), z = Lanes::Zero();
+      for (int i = 0; i < HL; ++i) m = m.max(S[i]);
+      for (int i = 0; i < HL; ++i) z += (A_[i] = exp_nonpositive_lanes(S[i] - m));
+      const Lanes inv = z.inverse();
+      for (int i = 0; i < HL; ++i) A_[i] *= inv;
+      break;
+    }
+    case Activation::Linear:
+      std::copy(S, S + HL, A_.begin());
+      break;
+  }
+  for (int l = 0; l < L_; ++l) {
+    Lanes sum = c_[0] * A_[l];
+    for (int h = 1; h < H_; ++h) sum += c_[h] * A_[h * L_ + l];
+    a_[l] = sum;
+  }
+  if (g == nullptr) return;
+  yhat_.setZero();
+  for (int h = 0; h < H_; ++h) {
+    Lanes o = Lanes::Zero();
+    for (int l = 0; l < L_; ++l) o += A_[h * L_ + l] * g[l];
+    o_[h] = o;
+    yhat_ += c_[h] * o;
+  }
+}
+
+void AttentionKernelBatch::apply_jacobian(const Lanes* v, Lanes* out) const {
+  switch (activation_) {
+    case Activation::Softmax:
+    case Activation::Softmax1:  // Φ_hℓ,ℓ' = c_h A_hℓ (δ_ℓℓ' − A_hℓ')
+      for (int h = 0; h < H_; ++h) {
+        const Lanes* Ah = A_.data() + h * L_;
+        Lanes mean = Lanes::Zero();
+        for (int l = 0; l < L_; ++l) mean += Ah[l] * v[l];
+        for (int l = 0; l < L_; ++l) out[h * L_ + l] = c_[h] * Ah[l] * (v[l] - mean);
+      }
+      break;
+    case Activation::BayesSoftmax: {  // Φ_hℓ,ℓ' = A_hℓ (c_h δ_ℓℓ' − a_ℓ')
+      Lanes mean = Lanes::Zero();
+      for (int l = 0; l < L_; ++l) mean += a_[l] * v[l];
+      for (int h = 0; h < H_; ++h)
+        for (int l = 0; l < L_; ++l) out[h * L_ + l] = A_[h * L_ + l] * (c_[h] * v[l] - mean);
+      break;
+    }
+    case Activation::Linear:  // Φ_hℓ,ℓ' = c_h δ_ℓℓ'
+      for (int h = 0; h < H_; ++h)
+        for (int l = 0; l < L_; ++l) out[h * L_ + l] = c_[h] * v[l];
+      break;
+  }
+}
+
+void AttentionKernelBatch::jacobian_gram(Lanes* out) const {
+  Lanes a2 = Lanes::Zero();
+  if (activation_ == Activation::BayesSoftmax)
+    for (int l = 0; l < L_; ++l) a2 += a_[l].square();
+  int q = 0;
+  for (int h = 0; h < H_; ++h)
+    for (int g = h; g < H_; ++g, ++q) {
+      const Lanes* Ah = A_.data() + h * L_;
+      const Lanes* Ag = A_.data() + g * L_;
+      const double chg = c_[h] * c_[g];
+      switch (activation_) {
+        case Activation::Softmax:
+        case Activation::Softmax1: {
+          // Σ (D_a − a aᵀ)∘(D_b − b bᵀ) = Σ a b (1 − a − b) + (a·b)², as AttentionKernel.
+          Lanes ab = Lanes::Zero(), cross = Lanes::Zero();
+          for (int l = 0; l < L_; ++l) {
+            const Lanes xy = Ah[l] * Ag[l];
+            ab += xy;
+            cross += xy * (1.0 - Ah[l] - Ag[l]);
+          }
+          out[q] = chg * (cross + ab * ab);
+          break;
+        }
+        case Activation::BayesSoftmax: {
+          const double csum = c_[h] + c_[g];
+          Lanes sum = Lanes::Zero();
+          for (int l = 0; l < L_; ++l) sum += Ah[l] * Ag[l] * (chg - csum * a_[l] + a2);
+          out[q] = sum;
+          break;
+        }
+        case Activation::Linear:
+          out[q] = Lanes::Constant(chg * L_);
+          break;
+      }
     }
 }
 

@@ -4,6 +4,7 @@
 // attention A, the output ŷ and the Jacobian ∂ŷ/∂S. Engines only differ in how they
 // produce S and g and how they apply the resulting updates.
 #include <Eigen/Dense>
+#include <vector>
 
 #include "headspec/activation.hpp"
 
@@ -45,6 +46,49 @@ class AttentionKernel {
   RowMatrix A_;
   Eigen::VectorXd a_, o_, c_;
   double yhat_ = 0;
+};
+
+/// The same maths as AttentionKernel for kLanes samples at once, one sample per SIMD lane
+/// ("structure of arrays"): entry (h, ℓ) of an H×L array is element h·L + ℓ of an array of
+/// Lanes, entry ℓ of an L-vector element ℓ. All lanes share the readout c. The exponential
+/// is exp_nonpositive (within an ulp of std::exp) and a row is normalised by one reciprocal,
+/// so results agree with AttentionKernel's to rounding, not bit for bit.
+class AttentionKernelBatch {
+ public:
+  static constexpr int kLanes = 8;
+  using Lanes = Eigen::Array<double, kLanes, 1>;
+
+  AttentionKernelBatch(Activation activation, int H, int L);
+
+  /// Forward pass for scores S (H×L) and readout c (H). With g (L) it also forms o and ŷ;
+  /// g = nullptr skips them (the value channel integrated out).
+  void forward(const Lanes* S, const Lanes* g, const Eigen::VectorXd& c);
+
+  /// out = Φ v (H×L from L), as AttentionKernel::apply_jacobian.
+  void apply_jacobian(const Lanes* v, Lanes* out) const;
+
+  /// Σ_ℓ Φ_hℓ·Φ_h'ℓ for h ≤ h' (the upper triangle row by row, H(H+1)/2 entries), as
+  /// AttentionKernel::jacobian_gram.
+  void jacobian_gram(Lanes* out) const;
+
+  const Lanes* attention() const { return A_.data(); }          ///< A, H×L
+  const Lanes* position_weights() const { return a_.data(); }  ///< a_ℓ = Σ_h c_h A_hℓ, L
+  const Lanes* head_outputs() const { return o_.data(); }      ///< o_h, H (after forward with g)
+  const Lanes& output() const { return yhat_; }                ///< ŷ (after forward with g)
+  int H() const { return H_; }
+  int L() const { return L_; }
+
+  /// e^x lane by lane for x ≤ 0 (every exponent of a log-sum-exp normalisation), within
+  /// 1 ulp of std::exp for x ≥ −708; below −708 it returns e^−708 ≈ 3.3·10^-308 instead of
+  /// a subnormal or 0. A NaN stays NaN.
+  static Lanes exp_nonpositive(const Lanes& x);
+
+ private:
+  Activation activation_;
+  int H_, L_;
+  std::vector<Lanes> A_, a_, o_, row_max_;
+  Lanes yhat_;
+  Eigen::VectorXd c_;
 };
 
 }  // namespace headspec

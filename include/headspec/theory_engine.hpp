@@ -1,12 +1,14 @@
 #pragma once
 // The asymptotic theory (MODEL.md §6–7): the right-hand side of the order-parameter ODE,
 // as a function of the state (M, R, Q, c), with its expectations taken by Monte Carlo.
-// The per-sample maths is AttentionKernel's; this file only maps standard normals to the
-// sample's projections and averages the kernel's outputs. Integrators live in
+// The per-sample maths is AttentionKernel's (AttentionKernelBatch: a few samples at a
+// time); this file only maps standard normals to the sample's projections and averages
+// the kernel's outputs. Integrators live in
 // theory_integrator.hpp and know nothing of attention.
 #include <cstdint>
 #include <vector>
 
+#include "headspec/kernel.hpp"
 #include "headspec/model.hpp"
 #include "headspec/order_parameters.hpp"
 
@@ -66,8 +68,10 @@ struct TheoryEvaluation {
 
 class TheoryEngine {
  public:
-  /// Samples are processed in blocks of this many; each block is summed in sample order
-  /// and the blocks in block order, so results do not depend on the number of threads.
+  /// Samples are processed in blocks of this many, kLanes at a time (AttentionKernelBatch);
+  /// within a block each lane sums its samples in order, the block's sum adds the lanes in
+  /// lane order, and the blocks are added in block order, so results do not depend on the
+  /// number of threads.
   static constexpr int64_t kBlock = 256;
 
   TheoryEngine(const ModelSpec& model, const TheoryOptions& options);
@@ -92,13 +96,18 @@ class TheoryEngine {
 
  private:
   void draw_sample(int64_t n, uint64_t draw, double* out) const;
+  using Lanes = AttentionKernelBatch::Lanes;
+  // Samples of batch b (AttentionKernelBatch::kLanes of them), one per lane; aos is
+  // scratch for sample_width() numbers per lane.
+  void draw_batch(int64_t b, uint64_t draw, double* aos, Lanes* soa) const;
 
   ModelSpec model_;
   TheoryOptions options_;
   StateLayout layout_;
   Eigen::VectorXd fixed_c_;
   int width_;
-  std::vector<double> stored_;  // Fixed mode: N × width standard normals and θ (when they fit)
+  int batch_width_;             // numbers per sample that evaluate() reads (λ, w; g and ξ if sampled)
+  std::vector<Lanes> stored_;   // Fixed mode: the samples as draw_batch lays them out (when they fit)
 };
 
 }  // namespace headspec

@@ -62,16 +62,8 @@ double TheoryEvaluation::max_abs_rate() const {
 namespace {
 
 constexpr int64_t kStoreLimit = int64_t{1} << 25;  // doubles kept for Fixed mode (256 MB)
-
-// Per-thread buffers of one evaluation.
-struct Workspace {
-  Workspace(Activation a, int H, int L, int F)
-      : kernel(a, H, L), S(H, L), J(H, L), lambda(L, F), g(L), e(L), gram(H, H) {}
-  AttentionKernel kernel;
-  RowMatrix S, J, lambda;
-  Eigen::VectorXd g, e;
-  Eigen::MatrixXd gram;
-};
+constexpr int kLanes = AttentionKernelBatch::kLanes;
+static_assert(TheoryEngine::kBlock % kLanes == 0, "a block is whole batches");
 
 }  // namespace
 
@@ -80,11 +72,18 @@ TheoryEngine::TheoryEngine(const ModelSpec& model, const TheoryOptions& options)
       options_(options),
       layout_(model.H, model.F(), model.readout == Readout::Learned),
       fixed_c_(model.initial_readout()),
-      width_(model.F() + model.L * (model.F() + model.H + 1) + 1) {
-  if (options_.mode == MonteCarloMode::Fixed && options_.samples * width_ <= kStoreLimit) {
-    stored_.resize(static_cast<std::size_t>(options_.samples * width_));
-#pragma omp parallel for schedule(static)
-    for (int64_t n = 0; n < options_.samples; ++n) draw_sample(n, 0, stored_.data() + n * width_);
+      width_(model.F() + model.L * (model.F() + model.H + 1) + 1),
+      batch_width_(model.L * (model.F() + model.H) +
+                   (options.channel == ValueChannel::Sampled ? model.L + 1 : 0)) {
+  const int64_t batches = (options_.samples + kLanes - 1) / kLanes;
+  if (options_.mode == MonteCarloMode::Fixed && batches * kLanes * batch_width_ <= kStoreLimit) {
+    stored_.resize(static_cast<std::size_t>(batches * batch_width_));
+#pragma omp parallel
+    {
+      std::vector<double> aos(static_cast<std::size_t>(kLanes * width_));
+#pragma omp for schedule(static)
+      for (int64_t b = 0; b < batches; ++b) draw_batch(b, 0, aos.data(), stored_.data() + b * batch_width_);
+    }
   }
 }
 
@@ -97,6 +96,28 @@ void TheoryEngine::draw_sample(int64_t n, uint64_t draw, double* out) const {
   model_.prior.sample(rng, out);
   for (int i = F; i < width_; ++i) out[i] = rng.normal();
   for (int f = 0; f < F; ++f) out[F + f] += out[f];  // λ_ℓ* = ζ_ℓ* + θ, ℓ* = 1
+}
+
+// Samples kLanes·b … kLanes·b + kLanes − 1, one per lane, reordered to what evaluate()
+// reads: (λ_ℓ, w_ℓ) for ℓ = 1…L, then with g sampled g_1…g_L and ξ. Lanes past the last
+// sample are zeros and are never summed.
+void TheoryEngine::draw_batch(int64_t b, uint64_t draw, double* aos, Lanes* soa) const {
+  const int F = model_.F(), H = model_.H, L = model_.L, K = F + H, stride = K + 1;
+  const bool sampled = options_.channel == ValueChannel::Sampled;
+  for (int j = 0; j < kLanes; ++j) {
+    const int64_t n = b * kLanes + j;
+    double* z = aos + j * width_;
+    if (n < options_.samples)
+      draw_sample(n, draw, z);
+    else
+      std::fill(z, z + width_, 0.0);
+    for (int l = 0; l < L; ++l) {
+      const double* p = z + F + l * stride;
+      for (int k = 0; k < K; ++k) soa[l * K + k][j] = p[k];
+      if (sampled) soa[L * K + l][j] = p[K];
+    }
+    if (sampled) soa[L * K + L][j] = z[width_ - 1];
+  }
 }
 
 void TheoryEngine::evaluate(const double* x, uint64_t draw, TheoryEvaluation& out) const {
@@ -119,11 +140,11 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
   const double sqrt_delta = std::sqrt(model_.noise);
 
   // s_ℓ = M λ_ℓ + R g_ℓ + C w_ℓ with C Cᵀ = Q⊥ (MODEL.md §5); the sampler's square root.
-  // λ_ℓ and w_ℓ are adjacent in a stored sample, so s_hℓ = W_h·(λ_ℓ, w_ℓ) with W = [M C].
+  // λ_ℓ and w_ℓ are adjacent in a stored batch, so s_hℓ = W_h·(λ_ℓ, w_ℓ) with W = [M C].
   OrderParameters op_used = op;
   if (!sampled) op_used.R.setZero();
   const Eigen::MatrixXd C = ProjectionSampler(model_, op_used).orthogonal_sqrt();
-  const int K = F + H, stride = F + H + 1;
+  const int K = F + H;
   RowMatrix W(H, K);
   W.leftCols(F) = op.M;
   W.rightCols(H) = C;
@@ -131,117 +152,142 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
   const Eigen::VectorXd c = op.c;
   // Entries of the state in layout order (M row-major, R, Q upper triangle, c).
   const std::size_t r_at = layout_.r_index(0), q_at = layout_.q_index(0, 0), c_at = learned ? layout_.c_index(0) : 0;
+  const int HL = H * L, pairs = H * (H + 1) / 2;
 
   std::vector<double> sums(static_cast<std::size_t>(blocks) * width, 0.0), squares(sums.size(), 0.0);
   const bool stored = !stored_.empty() && options_.mode == MonteCarloMode::Fixed;
 
 #pragma omp parallel if (blocks >= 8)
   {
-    Workspace ws(model_.activation, H, L, F);
-    std::vector<double> own(stored ? 0 : static_cast<std::size_t>(width_));
-    std::vector<double> contrib(width);
-    auto& kernel = ws.kernel;
-    double* S = ws.S.data();
-    const double* J = ws.J.data();
+    // Per-thread buffers, one sample per lane (AttentionKernelBatch).
+    AttentionKernelBatch kernel(model_.activation, H, L);
+    std::vector<double> aos(stored ? 0 : static_cast<std::size_t>(kLanes * width_));
+    std::vector<Lanes> soa(stored ? 0 : static_cast<std::size_t>(batch_width_));
+    std::vector<Lanes> S(HL), J(HL), e(L), gram(pairs), contrib(width), acc(width), acc_sq(width);
     const double* w_rows = W.data();
+    Lanes* out = contrib.data();
 #pragma omp for schedule(static)
     for (int64_t b = 0; b < blocks; ++b) {
-      double* bsum = sums.data() + b * width;
-      double* bsq = squares.data() + b * width;
+      std::fill(acc.begin(), acc.end(), Lanes::Zero());
+      std::fill(acc_sq.begin(), acc_sq.end(), Lanes::Zero());
       const int64_t n_end = std::min(N, (b + 1) * kBlock);
-      for (int64_t n = b * kBlock; n < n_end; ++n) {
-        const double* z;
+      for (int64_t n0 = b * kBlock; n0 < n_end; n0 += kLanes) {
+        const int64_t batch = n0 / kLanes;
+        const Lanes* z;
         if (stored) {
-          z = stored_.data() + n * width_;
+          z = stored_.data() + batch * batch_width_;
         } else {
-          draw_sample(n, options_.mode == MonteCarloMode::Fixed ? 0 : draw, own.data());
-          z = own.data();
+          draw_batch(batch, options_.mode == MonteCarloMode::Fixed ? 0 : draw, aos.data(), soa.data());
+          z = soa.data();
         }
-        // Projections of the sample (ℓ* = 1 by exchangeability, MODEL.md §6); λ_ℓ starts
-        // at z + F + ℓ·stride (θ already added at ℓ = 1), then w_ℓ, then g_ℓ.
-        const double* lam = z + F;
-        for (int l = 0; l < L; ++l) {
-          const double* p = lam + l * stride;
-          ws.g[l] = sampled ? p[K] : 0.0;
-          for (int h = 0; h < H; ++h) {
-            const double* wr = w_rows + h * K;
-            double s = sampled ? R[h] * p[K] : 0.0;
+        // Projections of the samples (ℓ* = 1 by exchangeability, MODEL.md §6): (λ_ℓ, w_ℓ)
+        // at z[ℓ·K + k], then with g sampled g_ℓ at z[L·K + ℓ] and ξ at z[L·K + L].
+        const Lanes* g = sampled ? z + L * K : nullptr;
+        for (int h = 0; h < H; ++h) {
+          const double* wr = w_rows + h * K;
+          for (int l = 0; l < L; ++l) {
+            const Lanes* p = z + l * K;
+            Lanes s = sampled ? Lanes(R[h] * g[l]) : Lanes(Lanes::Zero());
             for (int k = 0; k < K; ++k) s += wr[k] * p[k];
             S[h * L + l] = s;
           }
         }
-        kernel.forward(ws.S, ws.g, c);
-        double* out = contrib.data();
+        kernel.forward(S.data(), g, c);
         // With G = r J (general path) or P = Φ e (g integrated out), both H×L in J:
         // dM_hf ∝ Σ_ℓ J_hℓ λ_ℓf, dQ_hg ∝ Σ_ℓ J_hℓ s_gℓ + J_gℓ s_hℓ.
-        auto drift_terms = [&](double scale) {
+        auto drift_terms = [&](const Lanes& scale) {
+          const Lanes minus_scale = -drift * scale;
           for (int h = 0; h < H; ++h)
             for (int f = 0; f < F; ++f) {
-              double acc = 0;
-              for (int l = 0; l < L; ++l) acc += J[h * L + l] * lam[l * stride + f];
-              out[h * F + f] = -drift * scale * acc;
+              Lanes a = Lanes::Zero();
+              for (int l = 0; l < L; ++l) a += J[h * L + l] * z[l * K + f];
+              out[h * F + f] = minus_scale * a;
             }
           std::size_t q = q_at;
           for (int h = 0; h < H; ++h)
-            for (int g = h; g < H; ++g, ++q) {
-              double d = 0;
-              for (int l = 0; l < L; ++l) d += J[h * L + l] * S[g * L + l] + J[g * L + l] * S[h * L + l];
-              out[q] = -drift * scale * d;
+            for (int g2 = h; g2 < H; ++g2, ++q) {
+              Lanes d = Lanes::Zero();
+              for (int l = 0; l < L; ++l) d += J[h * L + l] * S[g2 * L + l] + J[g2 * L + l] * S[h * L + l];
+              out[q] = minus_scale * d;
             }
         };
         if (sampled) {
           // General path: r = ŷ − y, J = ∂ŷ/∂S (MODEL.md §6).
-          const double y = ws.g[0] + sqrt_delta * z[width_ - 1];
-          const double r = kernel.output() - y;
-          kernel.apply_jacobian(ws.g, ws.J);
+          const Lanes r = kernel.output() - (g[0] + sqrt_delta * z[L * K + L]);
+          kernel.apply_jacobian(g, J.data());
           drift_terms(r);
           for (int h = 0; h < H; ++h) {
-            double acc = 0;
-            for (int l = 0; l < L; ++l) acc += J[h * L + l] * ws.g[l];
-            out[r_at + h] = -drift * r * acc;
+            Lanes a = Lanes::Zero();
+            for (int l = 0; l < L; ++l) a += J[h * L + l] * g[l];
+            out[r_at + h] = -drift * r * a;
           }
           std::size_t q = q_at;
           for (int h = 0; h < H; ++h)
-            for (int g = h; g < H; ++g, ++q) {
-              double jj = 0;
-              for (int l = 0; l < L; ++l) jj += J[h * L + l] * J[g * L + l];
+            for (int g2 = h; g2 < H; ++g2, ++q) {
+              Lanes jj = Lanes::Zero();
+              for (int l = 0; l < L; ++l) jj += J[h * L + l] * J[g2 * L + l];
               out[q] += noise * r * r * jj;
             }
-          if (learned)
-            for (int h = 0; h < H; ++h) out[c_at + h] = -readout_drift * r * kernel.head_outputs()[h];
+          if (learned) {
+            const Lanes* o = kernel.head_outputs();
+            for (int h = 0; h < H; ++h) out[c_at + h] = -readout_drift * r * o[h];
+          }
           out[err_index] = r * r;
         } else {
           // g integrated out (MODEL.md §7): e = a − e_ℓ*, P = Φ e, E_g[r J] = P,
           // E_g[r² J_hℓ J_h'ℓ] = (|e|² + Δ) Φ_hℓ·Φ_h'ℓ + 2 P_hℓ P_h'ℓ, E_g[r²] = |e|² + Δ.
-          ws.e = kernel.position_weights();
-          ws.e[0] -= 1.0;
-          const double e2 = ws.e.squaredNorm() + model_.noise;
-          kernel.apply_jacobian(ws.e, ws.J);  // P
-          kernel.jacobian_gram(ws.gram);      // Σ_ℓ Φ_hℓ·Φ_h'ℓ
-          drift_terms(1.0);
-          for (int h = 0; h < H; ++h) out[r_at + h] = 0.0;
+          const Lanes* a = kernel.position_weights();
+          Lanes e2 = Lanes::Zero();
+          for (int l = 0; l < L; ++l) {
+            e[l] = l == 0 ? Lanes(a[0] - 1.0) : a[l];
+            e2 += e[l].square();
+          }
+          e2 += model_.noise;
+          kernel.apply_jacobian(e.data(), J.data());  // P
+          kernel.jacobian_gram(gram.data());         // Σ_ℓ Φ_hℓ·Φ_h'ℓ
+          drift_terms(Lanes::Ones());
+          for (int h = 0; h < H; ++h) out[r_at + h].setZero();
           std::size_t q = q_at;
+          int p = 0;
           for (int h = 0; h < H; ++h)
-            for (int g = h; g < H; ++g, ++q) {
-              double pp = 0;
-              for (int l = 0; l < L; ++l) pp += J[h * L + l] * J[g * L + l];
-              out[q] += noise * (e2 * ws.gram(h, g) + 2.0 * pp);
+            for (int g2 = h; g2 < H; ++g2, ++q, ++p) {
+              Lanes pp = Lanes::Zero();
+              for (int l = 0; l < L; ++l) pp += J[h * L + l] * J[g2 * L + l];
+              out[q] += noise * (e2 * gram[p] + 2.0 * pp);
             }
           if (learned) {
-            const double* A = kernel.attention().data();
+            const Lanes* A = kernel.attention();
             for (int h = 0; h < H; ++h) {
-              double acc = 0;
-              for (int l = 0; l < L; ++l) acc += ws.e[l] * A[h * L + l];
-              out[c_at + h] = -readout_drift * acc;
+              Lanes s = Lanes::Zero();
+              for (int l = 0; l < L; ++l) s += e[l] * A[h * L + l];
+              out[c_at + h] = -readout_drift * s;
             }
           }
           out[err_index] = e2;
         }
-        for (std::size_t i = 0; i < width; ++i) {
-          bsum[i] += out[i];
-          bsq[i] += out[i] * out[i];
+        // Each lane sums its own samples; the last batch of the last block may be partial.
+        const int lanes = static_cast<int>(std::min<int64_t>(kLanes, N - n0));
+        if (lanes == kLanes) {
+          for (std::size_t i = 0; i < width; ++i) {
+            acc[i] += out[i];
+            acc_sq[i] += out[i].square();
+          }
+        } else {
+          for (std::size_t i = 0; i < width; ++i)
+            for (int j = 0; j < lanes; ++j) {
+              acc[i][j] += out[i][j];
+              acc_sq[i][j] += out[i][j] * out[i][j];
+            }
         }
       }
+      // A block's sum: its lanes in lane order (fixed, whatever the thread count).
+      double* bsum = sums.data() + b * width;
+      double* bsq = squares.data() + b * width;
+      for (std::size_t i = 0; i < width; ++i)
+        for (int j = 0; j < kLanes; ++j) {
+          bsum[i] += acc[i][j];
+          bsq[i] += acc_sq[i][j];
+        }
     }
   }
 

@@ -1,0 +1,222 @@
+// The theory engine's batched evaluation (AttentionKernelBatch, several samples per SIMD
+// register) against the one-sample-at-a-time computation it replaced: the kernel lane by
+// lane, and the whole right-hand side against a reference that redraws every sample from
+// its stream and runs it through the scalar AttentionKernel (MODEL.md §6–7).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "headspec/kernel.hpp"
+#include "headspec/projection.hpp"
+#include "headspec/random.hpp"
+#include "headspec/theory_engine.hpp"
+
+using namespace headspec;
+
+namespace {
+
+constexpr int kLanes = AttentionKernelBatch::kLanes;
+using Lanes = AttentionKernelBatch::Lanes;
+
+// |x − ref| within a few ulps of the larger terms: only the exponential (exp_nonpositive
+// against std::exp), the normalisation (one reciprocal per row) and the order of some sums differ.
+void expect_close(double x, double ref, double scale, const std::string& what) {
+  EXPECT_NEAR(x, ref, 1e-13 * (scale + std::abs(ref))) << what;
+}
+
+TEST(KernelBatch, ExpWithinOneUlpOfStdExp) {
+  double worst = 0;
+  for (int i = 0; i < 40000; ++i) {
+    Lanes x;
+    for (int j = 0; j < kLanes; ++j) x[j] = -708.0 * (i * kLanes + j) / (40000.0 * kLanes);
+    const Lanes y = AttentionKernelBatch::exp_nonpositive(x);
+    for (int j = 0; j < kLanes; ++j) {
+      const double ref = std::exp(x[j]);
+      worst = std::max(worst, std::abs(y[j] - ref) / (std::nextafter(ref, INFINITY) - ref));
+    }
+  }
+  EXPECT_LE(worst, 1.0);
+  Lanes special = Lanes::Zero();
+  special[1] = -1e-300;
+  special[2] = -750.0;
+  special[3] = -INFINITY;
+  special[4] = NAN;
+  const Lanes y = AttentionKernelBatch::exp_nonpositive(special);
+  EXPECT_EQ(y[0], 1.0);
+  EXPECT_EQ(y[1], 1.0);
+  EXPECT_NEAR(y[2], std::exp(-708.0), 1e-322);  // clamped, not a subnormal
+  EXPECT_NEAR(y[3], std::exp(-708.0), 1e-322);
+  EXPECT_TRUE(std::isnan(y[4]));
+}
+
+TEST(KernelBatch, MatchesScalarKernelLaneByLane) {
+  const int H = 3, L = 7;
+  std::mt19937_64 gen(11);
+  std::normal_distribution<double> nd(0.0, 3.0);
+  for (Activation act : {Activation::Softmax, Activation::Softmax1, Activation::BayesSoftmax, Activation::Linear}) {
+    Eigen::VectorXd c(H);
+    c << 0.7, -0.4, 1.3;
+    std::vector<Lanes> S(H * L), g(L), v(L);
+    for (auto* x : {&S, &g, &v})
+      for (Lanes& y : *x)
+        for (int j = 0; j < kLanes; ++j) y[j] = nd(gen);
+    S[0][0] = 800.0;  // one huge score: log-sum-exp must keep it finite
+    AttentionKernelBatch batch(act, H, L);
+    batch.forward(S.data(), g.data(), c);
+    std::vector<Lanes> Jb(H * L), gramb(H * (H + 1) / 2);
+    batch.apply_jacobian(v.data(), Jb.data());
+    batch.jacobian_gram(gramb.data());
+    for (int j = 0; j < kLanes; ++j) {
+      RowMatrix Sj(H, L);
+      Eigen::VectorXd gj(L), vj(L);
+      for (int h = 0; h < H; ++h)
+        for (int l = 0; l < L; ++l) Sj(h, l) = S[h * L + l][j];
+      for (int l = 0; l < L; ++l) gj[l] = g[l][j], vj[l] = v[l][j];
+      AttentionKernel ref(act, H, L);
+      ref.forward(Sj, gj, c);
+      RowMatrix Jr;
+      Eigen::MatrixXd gramr;
+      ref.apply_jacobian(vj, Jr);
+      ref.jacobian_gram(gramr);
+      const std::string tag = std::string(to_string(act)) + " lane " + std::to_string(j);
+      for (int h = 0; h < H; ++h) {
+        for (int l = 0; l < L; ++l) {
+          expect_close(batch.attention()[h * L + l][j], ref.attention()(h, l), 1.0, tag + " A");
+          expect_close(Jb[h * L + l][j], Jr(h, l), 1.0, tag + " Phi v");
+        }
+        expect_close(batch.head_outputs()[h][j], ref.head_outputs()[h], 1.0, tag + " o");
+      }
+      for (int l = 0; l < L; ++l)
+        expect_close(batch.position_weights()[l][j], ref.position_weights()[l], 1.0, tag + " a");
+      expect_close(batch.output()[j], ref.output(), 1.0, tag + " yhat");
+      int q = 0;
+      for (int h = 0; h < H; ++h)
+        for (int hp = h; hp < H; ++hp, ++q) expect_close(gramb[q][j], gramr(h, hp), 1.0, tag + " gram");
+    }
+  }
+}
+
+// The right-hand side as the engine computed it before batching: one sample at a time
+// from its own stream (TheoryEngine::draw_sample's order), through AttentionKernel.
+TheoryEvaluation reference_rhs(const ModelSpec& m, const TheoryOptions& o, const OrderParameters& op, uint64_t draw) {
+  const int H = m.H, L = m.L, F = m.F(), K = F + H, stride = K + 1;
+  const int width = F + L * stride + 1;
+  const bool sampled = o.channel == ValueChannel::Sampled;
+  OrderParameters used = op;
+  if (!sampled) used.R.setZero();
+  const Eigen::MatrixXd C = ProjectionSampler(m, used).orthogonal_sqrt();
+  const StateLayout layout(H, F, m.readout == Readout::Learned);
+  const std::size_t dim = layout.size();
+  std::vector<double> sum(dim + 1, 0.0), sq(dim + 1, 0.0), out(dim + 1), z(width);
+  AttentionKernel kernel(m.activation, H, L);
+  RowMatrix S(H, L), J;
+  Eigen::VectorXd g(L), e = Eigen::VectorXd::Zero(L);
+  Eigen::MatrixXd gram;
+  const double drift = m.lr / m.batch, noise = m.lr * m.lr / (m.batch * m.batch), cdrift = m.readout_lr / m.batch;
+  for (int64_t n = 0; n < o.samples; ++n) {
+    RandomStream rng(StreamId{o.seed, Purpose::MonteCarlo, static_cast<uint32_t>(n),
+                              o.mode == MonteCarloMode::Fixed ? 0 : draw});
+    m.prior.sample(rng, z.data());
+    for (int i = F; i < width; ++i) z[i] = rng.normal();
+    for (int f = 0; f < F; ++f) z[F + f] += z[f];
+    const double* lam = z.data() + F;
+    for (int l = 0; l < L; ++l) {
+      g[l] = sampled ? lam[l * stride + K] : 0.0;
+      for (int h = 0; h < H; ++h) {
+        double s = used.R[h] * g[l];
+        for (int f = 0; f < F; ++f) s += op.M(h, f) * lam[l * stride + f];
+        for (int k = 0; k < H; ++k) s += C(h, k) * lam[l * stride + F + k];
+        S(h, l) = s;
+      }
+    }
+    kernel.forward(S, g, op.c);
+    double scale = 1.0, r = 0.0, e2 = 0.0;
+    if (sampled) {
+      r = kernel.output() - (g[0] + std::sqrt(m.noise) * z[width - 1]);
+      scale = r;
+      kernel.apply_jacobian(g, J);
+    } else {
+      e = kernel.position_weights();
+      e[0] -= 1.0;
+      e2 = e.squaredNorm() + m.noise;
+      kernel.apply_jacobian(e, J);
+      kernel.jacobian_gram(gram);
+    }
+    for (int h = 0; h < H; ++h) {
+      for (int f = 0; f < F; ++f) {
+        double acc = 0;
+        for (int l = 0; l < L; ++l) acc += J(h, l) * lam[l * stride + f];
+        out[layout.m_index(h, f)] = -drift * scale * acc;
+      }
+      double acc = 0;
+      for (int l = 0; l < L; ++l) acc += J(h, l) * g[l];
+      out[layout.r_index(h)] = -drift * r * acc;
+      for (int hp = h; hp < H; ++hp) {
+        double d = 0, jj = 0;
+        for (int l = 0; l < L; ++l) d += J(h, l) * S(hp, l) + J(hp, l) * S(h, l), jj += J(h, l) * J(hp, l);
+        out[layout.q_index(h, hp)] =
+            -drift * scale * d + (sampled ? noise * r * r * jj : noise * (e2 * gram(h, hp) + 2.0 * jj));
+      }
+      if (layout.learned_readout()) {
+        double ea = 0;
+        for (int l = 0; l < L; ++l) ea += e[l] * kernel.attention()(h, l);
+        out[layout.c_index(h)] = sampled ? -cdrift * r * kernel.head_outputs()[h] : -cdrift * ea;
+      }
+    }
+    out[dim] = sampled ? r * r : e2;
+    for (std::size_t i = 0; i <= dim; ++i) sum[i] += out[i], sq[i] += out[i] * out[i];
+  }
+  TheoryEvaluation ev;
+  const double nn = static_cast<double>(o.samples);
+  auto se = [&](std::size_t i) {
+    const double mean = sum[i] / nn;
+    return std::sqrt(std::max((sq[i] - nn * mean * mean) / (nn - 1), 0.0) / nn);
+  };
+  for (std::size_t i = 0; i < dim; ++i) ev.rate.push_back(sum[i] / nn), ev.rate_stderr.push_back(se(i));
+  ev.error = sum[dim] / nn;
+  ev.error_stderr = se(dim);
+  return ev;
+}
+
+TEST(TheoryBatch, SameRightHandSideAsOneSampleAtATime) {
+  for (Activation act : {Activation::Softmax, Activation::Softmax1, Activation::BayesSoftmax, Activation::Linear})
+    for (ValueChannel channel : {ValueChannel::Integrated, ValueChannel::Sampled})
+      for (MonteCarloMode mode : {MonteCarloMode::Fixed, MonteCarloMode::Resample}) {
+        ModelSpec m;  // flip ν = (2, 2), L = 10, H = 2, learned readout
+        m.activation = act;
+        m.noise = 0.2;
+        if (act == Activation::Linear) m.readout = Readout::Mean;  // also a fixed readout
+        OrderParameters op;
+        op.M.resize(2, 2);
+        op.M << 0.9, 0.4, 0.6, -0.5;
+        op.R = Eigen::VectorXd::Zero(2);
+        if (channel == ValueChannel::Sampled) op.R << 0.3, -0.2;
+        Eigen::Matrix2d ortho;
+        ortho << 0.8, 0.2, 0.2, 0.6;
+        op.Q = op.M * op.M.transpose() + op.R * op.R.transpose() + ortho;
+        op.c = m.initial_readout();
+        if (m.readout == Readout::Learned) op.c << 0.7, 0.4;
+        TheoryOptions o;
+        o.samples = 2050;  // 9 blocks (a parallel evaluation), the last one partial, ending mid-batch
+        o.channel = channel;
+        o.mode = mode;
+        o.seed = 3;
+        TheoryEvaluation ev;
+        TheoryEngine(m, o).evaluate(op, 2, ev);
+        const TheoryEvaluation ref = reference_rhs(m, o, op, 2);
+        const std::string tag = std::string(to_string(act)) + (channel == ValueChannel::Sampled ? " sampled" : " integrated") +
+                                (mode == MonteCarloMode::Fixed ? " fixed" : " resample");
+        ASSERT_EQ(ev.rate.size(), ref.rate.size()) << tag;
+        double scale = std::abs(ref.error);
+        for (double x : ref.rate) scale = std::max(scale, std::abs(x));
+        for (std::size_t i = 0; i < ref.rate.size(); ++i) {
+          EXPECT_NEAR(ev.rate[i], ref.rate[i], 1e-12 * scale) << tag << " entry " << i;
+          EXPECT_NEAR(ev.rate_stderr[i], ref.rate_stderr[i], 1e-9 * ref.rate_stderr[i] + 1e-15) << tag << " entry " << i;
+        }
+        EXPECT_NEAR(ev.error, ref.error, 1e-12 * scale) << tag;
+        EXPECT_NEAR(ev.error_stderr, ref.error_stderr, 1e-9 * ref.error_stderr) << tag;
+      }
+}
+
+}  // namespace
