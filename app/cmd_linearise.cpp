@@ -46,12 +46,14 @@ nlohmann::json tau_prediction(const ModelSpec& model, const LinearisationSpec& s
   double tau0 = NAN;
   for (double s0 : s0s) {
     const double T = threshold_time(model, spec, r.direction, s0, delta);
-    const double t0 = T + std::log(s0) / lambda;
+    // τ_0 needs λ⁺ of a converged fixed point; without one only the threshold times are kept.
+    const double t0 = r.residual < 1e-10 ? T + std::log(s0) / lambda : NAN;
     if (!std::isfinite(tau0)) tau0 = t0;
     p["runs"].push_back({{"s0", s0}, {"threshold_time", std::isfinite(T) ? nlohmann::json(T) : nlohmann::json()},
                          {"tau0", std::isfinite(t0) ? nlohmann::json(t0) : nlohmann::json()}});
   }
   p["tau0"] = std::isfinite(tau0) ? nlohmann::json(tau0) : nlohmann::json();
+  if (r.residual >= 1e-10) p["note"] = "no converged fixed point (residual >= 1e-10): tau0 not computed";
   p["slope_per_ln_D"] = 1 / (2 * lambda);
   if (model.H == 2 && std::isfinite(tau0)) {
     const double euler_gamma = 0.57721566490153286;
