@@ -19,5 +19,6 @@ Command add_figure_command(CLI::App& app);
 Command add_theory_command(CLI::App& app);
 Command add_mnist_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
+Command add_linearise_command(CLI::App& app);
 
 }  // namespace headspec::app

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_theory_command(app));
   commands.push_back(add_mnist_command(app));
   commands.push_back(add_sweep_command(app));
+  commands.push_back(add_linearise_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

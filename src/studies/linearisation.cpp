@@ -1,0 +1,474 @@
+#include "headspec/linearisation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "headspec/errors.hpp"
+#include "headspec/specialisation.hpp"
+
+namespace headspec {
+namespace {
+
+TheoryOptions integrated_options(const TheoryOptions& options) {
+  TheoryOptions o = options;
+  o.mode = MonteCarloMode::Fixed;          // a smooth right-hand side, needed for the Jacobian
+  o.channel = ValueChannel::Integrated;    // MODEL.md §7: exact, R ≡ 0
+  return o;
+}
+
+// Sign flips θ_f → −θ_f that leave the prior invariant (MODEL.md §2): the flipping-sign
+// directions of flip, every direction of the centred Gaussian.
+std::vector<int> symmetric_directions_of(const Prior& prior) {
+  std::vector<int> out;
+  if (prior.kind() == PriorKind::Flip)
+    for (int f = 1; f < prior.F(); ++f) out.push_back(f);
+  if (prior.kind() == PriorKind::Gauss)
+    for (int f = 0; f < prior.F(); ++f) out.push_back(f);
+  return out;
+}
+
+double max_abs_free(const std::vector<double>& v, const std::vector<std::size_t>& free) {
+  double m = 0;
+  for (std::size_t i : free) m = std::max(m, std::abs(v[i]));
+  return m;
+}
+
+}  // namespace
+
+SymmetrisedTheory::SymmetrisedTheory(const ModelSpec& model, const TheoryOptions& options)
+    : engine_(model, integrated_options(options)), flipped_(symmetric_directions_of(model.prior)) {
+  const StateLayout& lay = engine_.layout();
+  const int H = lay.H(), F = lay.F();
+  double group = std::ldexp(1.0, static_cast<int>(flipped_.size()));
+  for (int h = 2; h <= H; ++h) group *= h;
+  if (group > 1024)
+    throw UsageError(fmt::format("--H: the symmetry group ({} head permutations × {} sign flips) has more than 1024 "
+                                 "elements; use fewer heads",
+                                 std::tgamma(H + 1.0), std::ldexp(1.0, static_cast<int>(flipped_.size()))));
+  std::vector<int> perm(H);
+  std::iota(perm.begin(), perm.end(), 0);
+  const int n_signs = 1 << flipped_.size();
+  // (g x)_{M_hf} = s_f x_{M_π(h)f}, R_h ← R_π(h), Q_hg ← Q_π(h)π(g), c_h ← c_π(h).
+  auto make_action = [&](const std::vector<int>& p, const std::vector<double>& s) {
+    Action a;
+    a.source.resize(lay.size());
+    a.sign.assign(lay.size(), 1.0);
+    for (int h = 0; h < H; ++h) {
+      for (int f = 0; f < F; ++f) {
+        a.source[lay.m_index(h, f)] = lay.m_index(p[h], f);
+        a.sign[lay.m_index(h, f)] = s[f];
+      }
+      a.source[lay.r_index(h)] = lay.r_index(p[h]);
+      for (int g = h; g < H; ++g) a.source[lay.q_index(h, g)] = lay.q_index(p[h], p[g]);
+      if (lay.learned_readout()) a.source[lay.c_index(h)] = lay.c_index(p[h]);
+    }
+    return a;
+  };
+  do {
+    std::vector<int> inverse(H);
+    for (int h = 0; h < H; ++h) inverse[perm[h]] = h;
+    for (int mask = 0; mask < n_signs; ++mask) {
+      std::vector<double> s(F, 1.0);
+      for (std::size_t k = 0; k < flipped_.size(); ++k)
+        if (mask & (1 << k)) s[flipped_[k]] = -1.0;
+      Action a = make_action(perm, s);
+      // g⁻¹ = (π⁻¹, s): the signs are their own inverse and commute with the permutation.
+      a.inverse_source = make_action(inverse, s).source;
+      actions_.push_back(std::move(a));
+    }
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  for (std::size_t i = 0; i < lay.size(); ++i) {
+    bool is_r = false;
+    for (int h = 0; h < H; ++h) is_r = is_r || i == lay.r_index(h);
+    if (!is_r) free_.push_back(i);
+  }
+}
+
+void SymmetrisedTheory::rate(const double* x, double* out, double* error) const {
+  const std::size_t n = layout().size();
+  std::vector<double> gx(n);
+  TheoryEvaluation ev;
+  std::fill(out, out + n, 0.0);
+  double err = 0;
+  for (const Action& a : actions_) {
+    for (std::size_t i = 0; i < n; ++i) gx[i] = a.sign[i] * x[a.source[i]];
+    engine_.evaluate(gx.data(), 0, ev);
+    // g⁻¹ applied to the rate, which transforms like the state.
+    for (std::size_t i = 0; i < n; ++i) out[i] += a.sign[i] * ev.rate[a.inverse_source[i]];
+    err += ev.error;
+  }
+  const double w = 1.0 / static_cast<double>(actions_.size());
+  for (std::size_t i = 0; i < n; ++i) out[i] *= w;
+  if (error) *error = err * w;
+}
+
+void SymmetrisedTheory::symmetrise(double* x) const {
+  const std::size_t n = layout().size();
+  std::vector<double> sum(n, 0.0);
+  for (const Action& a : actions_)
+    for (std::size_t i = 0; i < n; ++i) sum[i] += a.sign[i] * x[a.source[i]];
+  for (std::size_t i = 0; i < n; ++i) x[i] = sum[i] / static_cast<double>(actions_.size());
+}
+
+std::string SymmetrisedTheory::coordinate_name(std::size_t i) const {
+  const StateLayout& lay = layout();
+  for (int h = 0; h < lay.H(); ++h) {
+    for (int f = 0; f < lay.F(); ++f)
+      if (i == lay.m_index(h, f)) return fmt::format("M_{}_{}", h + 1, f + 1);
+    if (i == lay.r_index(h)) return fmt::format("R_{}", h + 1);
+    for (int g = h; g < lay.H(); ++g)
+      if (i == lay.q_index(h, g)) return fmt::format("Q_{}_{}", h + 1, g + 1);
+    if (lay.learned_readout() && i == lay.c_index(h)) return fmt::format("c_{}", h + 1);
+  }
+  return "?";
+}
+
+void LinearisationSpec::validate(const ModelSpec& model) const {
+  model.validate();
+  if (mc < 256) throw UsageError(fmt::format("--mc: must be at least 256, got {}", mc));
+  if (!(std::isfinite(dt) && dt > 0)) throw UsageError(fmt::format("--dt: must be > 0, got {}", dt));
+  if (!(std::isfinite(T_max) && T_max > 0)) throw UsageError(fmt::format("--T-max: must be > 0, got {}", T_max));
+  if (T_max / dt > 1e8) throw UsageError(fmt::format("--dt: more than 10^8 steps up to --T-max {}", T_max));
+  if (!(std::isfinite(settle) && settle > 0)) throw UsageError(fmt::format("--settle: must be > 0, got {}", settle));
+  if (newton_iterations < 0)
+    throw UsageError(fmt::format("--newton-iterations: must be ≥ 0, got {}", newton_iterations));
+  if (approach_mc != 0 && approach_mc < 256)
+    throw UsageError(fmt::format("--approach-mc: must be 0 (same as --mc) or at least 256, got {}", approach_mc));
+  if (!(std::isfinite(fd_step) && fd_step > 0 && fd_step <= 0.1))
+    throw UsageError(fmt::format("--fd-step: must be in (0, 0.1], got {}", fd_step));
+  if (model.H < 2) throw UsageError("--H: the spread of the heads needs at least 2 heads");
+  const std::vector<int> sym = symmetric_directions_of(model.prior);
+  if (sym.empty())
+    throw UsageError("--prior: no direction whose sign the prior leaves invariant (use flip with F ≥ 2, or gauss)");
+  if (direction >= 0 && std::find(sym.begin(), sym.end(), direction) == sym.end())
+    throw UsageError(fmt::format("--direction: {} is not a symmetric direction of the prior (flip: 2 … F)",
+                                 direction + 1));
+}
+
+Eigen::MatrixXd symmetrised_jacobian(const SymmetrisedTheory& theory, const std::vector<double>& x, double h) {
+  const std::vector<std::size_t>& free = theory.free_coordinates();
+  const std::size_t n = theory.layout().size(), m = free.size();
+  Eigen::MatrixXd J(m, m);
+  std::vector<double> xp = x, xm = x, rp(n), rm(n);
+  for (std::size_t j = 0; j < m; ++j) {
+    xp = x;
+    xm = x;
+    xp[free[j]] += h;
+    xm[free[j]] -= h;
+    theory.rate(xp.data(), rp.data());
+    theory.rate(xm.data(), rm.data());
+    for (std::size_t i = 0; i < m; ++i) J(i, j) = (rp[free[i]] - rm[free[i]]) / (2 * h);
+  }
+  return J;
+}
+
+namespace {
+
+// One classical RK4 step of dx/dt = G(x).
+void rk4_step(const SymmetrisedTheory& theory, std::vector<double>& x, double dt, std::vector<double>& k1) {
+  const std::size_t n = x.size();
+  std::vector<double> k2(n), k3(n), k4(n), y(n);
+  for (std::size_t i = 0; i < n; ++i) y[i] = x[i] + 0.5 * dt * k1[i];
+  theory.rate(y.data(), k2.data());
+  for (std::size_t i = 0; i < n; ++i) y[i] = x[i] + 0.5 * dt * k2[i];
+  theory.rate(y.data(), k3.data());
+  for (std::size_t i = 0; i < n; ++i) y[i] = x[i] + dt * k3[i];
+  theory.rate(y.data(), k4.data());
+  for (std::size_t i = 0; i < n; ++i) x[i] += dt / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
+}
+
+bool all_finite(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [](double a) { return std::isfinite(a); });
+}
+
+// Eigenvalue of largest real part of the zero-sum modes of M_{:,f} (Helmert basis).
+double spread_eigenvalue(const Eigen::MatrixXd& J, const std::vector<std::size_t>& block, Eigen::VectorXd* mode) {
+  const int H = static_cast<int>(block.size());
+  Eigen::MatrixXd B(H, H);
+  for (int a = 0; a < H; ++a)
+    for (int b = 0; b < H; ++b) B(a, b) = J(block[a], block[b]);
+  Eigen::MatrixXd U = Eigen::MatrixXd::Zero(H, H - 1);
+  for (int k = 1; k < H; ++k) {
+    const double s = 1.0 / std::sqrt(static_cast<double>(k) * (k + 1));
+    for (int a = 0; a < k; ++a) U(a, k - 1) = s;
+    U(k, k - 1) = -k * s;
+  }
+  const Eigen::MatrixXd Bz = U.transpose() * B * U;
+  Eigen::EigenSolver<Eigen::MatrixXd> es(Bz);
+  int best = 0;
+  for (int k = 1; k < Bz.rows(); ++k)
+    if (es.eigenvalues()[k].real() > es.eigenvalues()[best].real()) best = k;
+  if (mode) {
+    const Eigen::VectorXd v = U * es.eigenvectors().col(best).real();
+    *mode = Eigen::VectorXd::Zero(J.rows());
+    for (int a = 0; a < H; ++a) (*mode)[block[a]] = v[a];
+    mode->normalize();
+  }
+  return es.eigenvalues()[best].real();
+}
+
+}  // namespace
+
+LinearisationResult linearise(const ModelSpec& model, const LinearisationSpec& spec) {
+  spec.validate(model);
+  TheoryOptions mc;
+  mc.samples = spec.mc;
+  mc.seed = spec.seed;
+  const SymmetrisedTheory theory(model, mc);
+  TheoryOptions mc_approach = mc;
+  if (spec.approach_mc > 0) mc_approach.samples = spec.approach_mc;
+  const SymmetrisedTheory approach(model, mc_approach);
+  const StateLayout& lay = theory.layout();
+  const std::vector<std::size_t>& free = theory.free_coordinates();
+  const std::size_t n = lay.size();
+
+  LinearisationResult res;
+  res.group_size = theory.group_size();
+  res.direction = spec.direction >= 0 ? spec.direction : theory.symmetric_directions().front();
+
+  // The D → ∞ limit of the initial state (MODEL.md §4): M = 0, R = 0, Q = q0 I, c = c(0).
+  OrderParameters op0;
+  op0.M = Eigen::MatrixXd::Zero(model.H, model.F());
+  op0.R = Eigen::VectorXd::Zero(model.H);
+  op0.Q = model.q0 * Eigen::MatrixXd::Identity(model.H, model.H);
+  op0.c = model.initial_readout();
+  std::vector<double> x(n), k1(n);
+  lay.pack(op0, x.data());
+
+  auto point = [&](double t, const std::vector<double>& state, const std::vector<double>& rate, double loss) {
+    ApproachPoint p;
+    p.t = t;
+    p.loss = loss;
+    p.max_rate = max_abs_free(rate, free);
+    p.op = lay.unpack(state.data(), theory.engine().fixed_readout());
+    res.approach.push_back(std::move(p));
+  };
+  const int64_t steps = static_cast<int64_t>(std::ceil(spec.T_max / spec.dt));
+  const int64_t record_steps = std::max<int64_t>(1, std::llround(5.0 / spec.dt));
+  for (int64_t k = 0;; ++k) {
+    double loss = 0;
+    approach.rate(x.data(), k1.data(), &loss);
+    const double t = static_cast<double>(k) * spec.dt;
+    if (!all_finite(x) || !all_finite(k1)) throw DivergenceError("the approach to the fixed point diverged", t);
+    const bool done = max_abs_free(k1, free) < spec.settle || k == steps;
+    if (k % record_steps == 0 || done) point(t, x, k1, loss);
+    if (done) {
+      res.settled = max_abs_free(k1, free) < spec.settle;
+      res.settled_at = t;
+      break;
+    }
+    rk4_step(approach, x, spec.dt, k1);
+    approach.symmetrise(x.data());  // removes the rounding that would leave the symmetric subspace
+  }
+
+  // Newton's method on G(x) = 0 in the free coordinates, the step halved until the residual falls.
+  theory.rate(x.data(), k1.data());
+  double residual = max_abs_free(k1, free);
+  for (int it = 0; it < spec.newton_iterations && residual > 1e-14; ++it) {
+    const Eigen::MatrixXd J = symmetrised_jacobian(theory, x, spec.fd_step);
+    Eigen::VectorXd g(free.size());
+    for (std::size_t i = 0; i < free.size(); ++i) g[i] = k1[free[i]];
+    const Eigen::VectorXd step = J.colPivHouseholderQr().solve(-g);
+    bool improved = false;
+    for (double scale = 1; scale > 1.0 / 128 && !improved; scale *= 0.5) {
+      std::vector<double> y = x;
+      for (std::size_t i = 0; i < free.size(); ++i) y[free[i]] += scale * step[i];
+      theory.symmetrise(y.data());
+      std::vector<double> ry(n);
+      theory.rate(y.data(), ry.data());
+      const double r = max_abs_free(ry, free);
+      if (all_finite(y) && r < residual) {
+        x = y;
+        k1 = ry;
+        residual = r;
+        improved = true;
+      }
+    }
+    if (!improved) break;
+    res.newton_iterations = it + 1;
+  }
+  res.residual = residual;
+  theory.rate(x.data(), k1.data(), &res.loss);
+  res.state = x;
+  res.fixed_point = lay.unpack(x.data(), theory.engine().fixed_readout());
+  for (std::size_t i : free) res.coordinates.push_back(theory.coordinate_name(i));
+
+  res.jacobian = symmetrised_jacobian(theory, x, spec.fd_step);
+  Eigen::EigenSolver<Eigen::MatrixXd> es(res.jacobian);
+  std::vector<int> order(res.jacobian.rows());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return es.eigenvalues()[a].real() > es.eigenvalues()[b].real(); });
+  res.eigenvalues.resize(order.size());
+  res.eigenvectors.resize(order.size(), order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    res.eigenvalues[k] = es.eigenvalues()[order[k]];
+    Eigen::VectorXcd v = es.eigenvectors().col(order[k]);
+    // A fixed phase: the largest component real and positive.
+    Eigen::Index imax = 0;
+    v.cwiseAbs().maxCoeff(&imax);
+    v *= std::abs(v[imax]) / v[imax];
+    res.eigenvectors.col(k) = v.normalized();
+  }
+
+  // The flip-odd block of direction f: the rows and columns of M_{:,f} among the free coordinates.
+  std::vector<std::size_t> block;
+  for (int h = 0; h < model.H; ++h)
+    block.push_back(static_cast<std::size_t>(
+        std::find(free.begin(), free.end(), lay.m_index(h, res.direction)) - free.begin()));
+  for (std::size_t i = 0; i < free.size(); ++i) {
+    if (std::find(block.begin(), block.end(), i) != block.end()) continue;
+    for (std::size_t b : block)
+      res.odd_even_coupling =
+          std::max({res.odd_even_coupling, std::abs(res.jacobian(i, b)), std::abs(res.jacobian(b, i))});
+  }
+  res.spread_rate = spread_eigenvalue(res.jacobian, block, &res.spread_mode);
+  {
+    TheoryEvaluation raw;
+    theory.engine().evaluate(x.data(), 0, raw);
+    res.raw_spread_bias =
+        (raw.rate[lay.m_index(0, res.direction)] - raw.rate[lay.m_index(1, res.direction)]) / std::sqrt(2.0);
+  }
+  res.spread_rate_half_step =
+      spread_eigenvalue(symmetrised_jacobian(theory, x, 0.5 * spec.fd_step), block, nullptr);
+  return res;
+}
+
+GrowthCheck growth_check(const ModelSpec& model, const LinearisationSpec& spec, const LinearisationResult& lin,
+                         double epsilon, double T, double record_every) {
+  if (!(std::isfinite(epsilon) && epsilon > 0 && epsilon < 0.1))
+    throw UsageError(fmt::format("--growth-epsilon: must be in (0, 0.1), got {}", epsilon));
+  if (!(std::isfinite(T) && T >= 4 * record_every))
+    throw UsageError(fmt::format("--growth-T: must be at least 4 record intervals, got {}", T));
+  const int64_t per_record = std::llround(record_every / spec.dt);
+  if (per_record < 1 || std::abs(static_cast<double>(per_record) * spec.dt - record_every) > 1e-9 * record_every)
+    throw UsageError(fmt::format("--record-every: {} is not a whole number of steps --dt {}", record_every, spec.dt));
+  TheoryOptions mc;
+  mc.samples = spec.mc;
+  mc.seed = spec.seed;
+  const SymmetrisedTheory theory(model, mc);
+  const StateLayout& lay = theory.layout();
+  std::vector<double> x = lin.state, k1(x.size());
+  // Spread ε along the zero-sum direction of heads 1 and 2 (any zero-sum direction has the
+  // same eigenvalue by the permutation symmetry).
+  x[lay.m_index(0, lin.direction)] += epsilon / std::sqrt(2.0);
+  x[lay.m_index(1, lin.direction)] -= epsilon / std::sqrt(2.0);
+
+  GrowthCheck out;
+  out.epsilon = epsilon;
+  const int64_t records = static_cast<int64_t>(std::floor(T / record_every + 1e-9));
+  for (int64_t r = 0;; ++r) {
+    const OrderParameters op = lay.unpack(x.data(), theory.engine().fixed_readout());
+    out.t.push_back(static_cast<double>(r) * record_every);
+    out.spread.push_back(head_spread(op.M, lin.direction));
+    if (r == records) break;
+    for (int64_t k = 0; k < per_record; ++k) {
+      theory.rate(x.data(), k1.data());
+      rk4_step(theory, x, spec.dt, k1);
+    }
+    if (!all_finite(x)) throw DivergenceError("the growth check diverged", out.t.back());
+  }
+  auto slope = [&](std::size_t from, std::size_t to) {
+    double st = 0, sy = 0, stt = 0, sty = 0;
+    const double n = static_cast<double>(to - from);
+    for (std::size_t i = from; i < to; ++i) {
+      const double y = std::log(out.spread[i]);
+      st += out.t[i];
+      sy += y;
+      stt += out.t[i] * out.t[i];
+      sty += out.t[i] * y;
+    }
+    return (n * sty - st * sy) / (n * stt - st * st);
+  };
+  const std::size_t m = out.t.size();
+  out.fitted_rate = slope(0, m);
+  const std::size_t q = std::max<std::size_t>(2, m / 4);
+  out.first_rate = slope(0, q);
+  out.last_rate = slope(m - q, m);
+  return out;
+}
+
+SpreadGrowth spread_growth_along(const ModelSpec& model, const LinearisationSpec& spec, int direction, double T,
+                                 double record_every) {
+  const int64_t per_record = std::llround(record_every / spec.dt);
+  if (per_record < 1 || std::abs(static_cast<double>(per_record) * spec.dt - record_every) > 1e-9 * record_every)
+    throw UsageError(fmt::format("--along-every: {} is not a whole number of steps --dt {}", record_every, spec.dt));
+  if (!(std::isfinite(T) && T >= record_every))
+    throw UsageError(fmt::format("--along: must be at least one record interval, got {}", T));
+  if (model.H != 2) throw UsageError("--along: the one-dimensional spread sector needs --H 2");
+  TheoryOptions mc;
+  mc.samples = spec.mc;
+  mc.seed = spec.seed;
+  const SymmetrisedTheory theory(model, mc);
+  const StateLayout& lay = theory.layout();
+  const std::size_t n = lay.size();
+  OrderParameters op0;
+  op0.M = Eigen::MatrixXd::Zero(model.H, model.F());
+  op0.R = Eigen::VectorXd::Zero(model.H);
+  op0.Q = model.q0 * Eigen::MatrixXd::Identity(model.H, model.H);
+  op0.c = model.initial_readout();
+  std::vector<double> x(n), k1(n), xp(n), xm(n), rp(n), rm(n);
+  lay.pack(op0, x.data());
+  const std::size_t i1 = lay.m_index(0, direction), i2 = lay.m_index(1, direction);
+  const double h = spec.fd_step / std::sqrt(2.0);
+  SpreadGrowth out;
+  const int64_t records = static_cast<int64_t>(std::floor(T / record_every + 1e-9));
+  for (int64_t r = 0;; ++r) {
+    xp = x;
+    xm = x;
+    xp[i1] += h, xp[i2] -= h, xm[i1] -= h, xm[i2] += h;  // x ± fd_step·v
+    theory.rate(xp.data(), rp.data());
+    theory.rate(xm.data(), rm.data());
+    // vᵀ(G(x + εv) − G(x − εv))/(2ε) with v = (e_1 − e_2)/√2.
+    const double a = ((rp[i1] - rp[i2]) - (rm[i1] - rm[i2])) / (2.0 * std::sqrt(2.0) * spec.fd_step);
+    const double t = static_cast<double>(r) * record_every;
+    out.log_growth.push_back(r == 0 ? 0.0 : out.log_growth.back() + 0.5 * (out.rate.back() + a) * record_every);
+    out.t.push_back(t);
+    out.rate.push_back(a);
+    out.state.push_back(lay.unpack(x.data(), theory.engine().fixed_readout()));
+    if (r == records) break;
+    for (int64_t k = 0; k < per_record; ++k) {
+      theory.rate(x.data(), k1.data());
+      rk4_step(theory, x, spec.dt, k1);
+      theory.symmetrise(x.data());
+    }
+    if (!all_finite(x)) throw DivergenceError("the unspecialised trajectory diverged", t);
+  }
+  return out;
+}
+
+double threshold_time(const ModelSpec& model, const LinearisationSpec& spec, int direction, double s0, double delta) {
+  if (!(std::isfinite(s0) && s0 > 0 && s0 < delta))
+    throw UsageError(fmt::format("--predict-s0: must be in (0, δ = {}), got {}", delta, s0));
+  TheoryOptions mc;
+  mc.samples = spec.mc;
+  mc.seed = spec.seed;
+  const SymmetrisedTheory theory(model, mc);
+  const StateLayout& lay = theory.layout();
+  OrderParameters op0;
+  op0.M = Eigen::MatrixXd::Zero(model.H, model.F());
+  op0.R = Eigen::VectorXd::Zero(model.H);
+  op0.Q = model.q0 * Eigen::MatrixXd::Identity(model.H, model.H);
+  op0.c = model.initial_readout();
+  op0.M(0, direction) = s0 / std::sqrt(2.0);
+  op0.M(1, direction) = -s0 / std::sqrt(2.0);
+  std::vector<double> x(lay.size()), k1(lay.size());
+  lay.pack(op0, x.data());
+  double previous = std::log(s0);
+  const int64_t steps = static_cast<int64_t>(std::ceil(spec.T_max / spec.dt));
+  const double target = std::log(delta);
+  for (int64_t k = 1; k <= steps; ++k) {
+    theory.rate(x.data(), k1.data());
+    rk4_step(theory, x, spec.dt, k1);
+    if (!all_finite(x)) throw DivergenceError("the threshold run diverged", static_cast<double>(k) * spec.dt);
+    const double now = std::log(head_spread(lay.unpack(x.data(), theory.engine().fixed_readout()).M, direction));
+    if (now > target) return (static_cast<double>(k - 1) + (target - previous) / (now - previous)) * spec.dt;
+    previous = now;
+  }
+  return NAN;
+}
+
+}  // namespace headspec
