@@ -8,7 +8,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import Figure  # noqa: E402
 
-AVAILABLE = {1: "fig01", 2: "fig02", 3: "fig03", 9: "fig09", 10: "fig10", 12: "fig12", 13: "fig13", 14: "fig14"}
+AVAILABLE = {1: "fig01", 2: "fig02", 3: "fig03", 4: "fig04", 8: "fig08", 9: "fig09", 10: "fig10", 11: "fig11", 12: "fig12", 13: "fig13", 14: "fig14"}
 
 
 def main(argv=None):
