@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "headspec/bayes.hpp"
 #include "headspec/theory_integrator.hpp"
@@ -54,6 +55,11 @@ TEST(TheoryBayesSoftmax, ConvergedErrorReachesBayesForFlipAndNeverGoesBelow) {
   TheoryEvaluation final_error;
   TheoryEngine(m, fresh).evaluate(r.trajectory.records.back().op, 0, final_error);
   const double se = std::hypot(final_error.error_stderr, bayes.stderr_);
+  // In the XML report (--gtest_output=xml), for docs/results.md.
+  RecordProperty("error_fresh", std::to_string(final_error.error));
+  RecordProperty("error_recorded", std::to_string(r.trajectory.records.back().loss));
+  RecordProperty("eps_bayes", std::to_string(bayes.mean));
+  RecordProperty("stderr_combined", std::to_string(se));
   EXPECT_GT(final_error.error, bayes.mean - 3 * se);
   EXPECT_LT(final_error.error - bayes.mean, 0.02) << "ε = " << final_error.error << ", ε_Bayes = " << bayes.mean;
   // Converged: the error no longer moves on the scale of the tolerance.

@@ -16,15 +16,17 @@ from make_figure import AVAILABLE  # noqa: E402
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def expected_columns(header):
-    """The CSV columns of INTERFACE.md for the H and F read off the M_h_f columns."""
+def expected_columns(header, learned_readout=True):
+    """The CSV columns of INTERFACE.md for the H and F read off the M_h_f columns (c_h only
+    with a learned readout)."""
     ms = [c for c in header if c.startswith("M_")]
     H = max(int(c.split("_")[1]) for c in ms)
     F = max(int(c.split("_")[2]) for c in ms)
     cols = ["run", "t", "loss"] + [f"M_{h}_{f}" for h in range(1, H + 1) for f in range(1, F + 1)]
     cols += [f"R_{h}" for h in range(1, H + 1)]
     cols += [f"Q_{h}_{g}" for h in range(1, H + 1) for g in range(h, H + 1)]
-    cols += [f"c_{h}" for h in range(1, H + 1)]  # the figures train the readout
+    if learned_readout:
+        cols += [f"c_{h}" for h in range(1, H + 1)]
     cols += [f"ortho_{h}" for h in range(1, H + 1)]
     cols += [f"cos_{h}_{g}" for h in range(1, H + 1) for g in range(h + 1, H + 1)]
     return cols
@@ -56,6 +58,7 @@ def test_quick_figure(number, tmp_path):
         with open(path) as f:
             header = f.readline().strip().split(",")
             rows = f.readlines()
-        assert header == expected_columns(header), path
+        readout = json.loads(open(path + ".json").read())["model"]["readout"]
+        assert header == expected_columns(header, readout == "learned"), path
         assert len(rows) >= 10, path
         assert all(len(r.split(",")) == len(header) for r in rows), path
