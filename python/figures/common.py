@@ -1,4 +1,5 @@
 """Shared pieces of the figure scripts: running headspec, reading its CSV, saving figures."""
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -24,6 +25,7 @@ class Figure:
         self.out_dir = out_dir
         self.quick = quick
         self.commands = []
+        self.reused = []
         self.parameters = {}
         self.started = time.time()
         os.makedirs(out_dir, exist_ok=True)
@@ -45,6 +47,68 @@ class Figure:
             sys.stderr.write(res.stderr)
         return read_csv(out)
 
+    def reusable(self, args):
+        """With HEADSPEC_FIGURE_REUSE=1 in the environment, a command whose CSV is already in
+        the output folder with a sidecar recording exactly these arguments is not run again
+        (to resume an interrupted full-size run or redraw one). Off by default."""
+        if os.environ.get("HEADSPEC_FIGURE_REUSE") != "1":
+            return False
+        out = args[args.index("--out") + 1]
+        try:
+            with open(out + ".json") as f:
+                same = json.load(f)["argv"][1:] == args
+        except (OSError, ValueError, KeyError):
+            return False
+        if same:
+            self.reused.append(out)
+        return same
+
+    def bayes(self, *args):
+        """Runs `headspec bayes ARGS` and returns its JSON (ε_Bayes and its standard error)."""
+        args = ["bayes"] + [str(a) for a in args]
+        self.commands.append(" ".join(["headspec"] + args))
+        res = subprocess.run([self.binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if res.returncode != 0:
+            sys.stderr.write(res.stderr)
+            raise SystemExit(f"figure {self.number}: headspec {' '.join(args)} failed with status {res.returncode}")
+        return json.loads(res.stdout)
+
+    def run_all(self, commands, jobs=2):
+        """Runs many `headspec` commands (lists of arguments, each with --out), `jobs` at a
+        time and each on one thread: independent runs share the cores better than one run's
+        per-evaluation thread team on a loaded machine, and the numbers do not depend on the
+        thread count. Returns their tables in the order given (commands recorded in that order)."""
+        commands = [[str(a) for a in args] for args in commands]
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+
+        def one(args):
+            return subprocess.run([self.binary] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True, env=env)
+
+        self.commands.extend(" ".join(["headspec"] + args) for args in commands)
+        todo = [args for args in commands if not self.reusable(args)]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            finished = list(pool.map(one, todo))
+        for args, res in zip(todo, finished):
+            if res.stderr:
+                sys.stderr.write(res.stderr)
+            if res.returncode not in (0, 3):
+                raise SystemExit(f"figure {self.number}: headspec {' '.join(args)} failed with status "
+                                 f"{res.returncode}")
+        return [read_csv(args[args.index("--out") + 1]) for args in commands]
+
+    def write_table(self, suffix, columns, rows):
+        """The figure's own derived table (e.g. one value per point and run), written whole:
+        DIR/figN{suffix}, a CSV with a header line; not one of `headspec`'s outputs."""
+        path = self.path(suffix)
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(",".join(columns) + "\n")
+            for r in rows:
+                f.write(",".join(f"{v:.10g}" if isinstance(v, float) else str(v) for v in r) + "\n")
+        os.replace(tmp, path)
+        return path
+
     def save(self, fig, columns_note=""):
         fig.savefig(self.path(".png"), dpi=130, bbox_inches="tight")
         fig.savefig(self.path(".svg"), bbox_inches="tight")
@@ -54,6 +118,7 @@ class Figure:
             "quick": self.quick,
             "parameters": self.parameters,
             "commands": self.commands,
+            "reused_outputs": self.reused,
             "seconds": round(time.time() - self.started, 1),
         }
         tmp = self.path(".json.tmp")

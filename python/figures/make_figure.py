@@ -8,8 +8,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import Figure  # noqa: E402
 
-AVAILABLE = {1: "fig01", 2: "fig02", 3: "fig03", 5: "fig05", 6: "fig06", 7: "fig07", 9: "fig09", 10: "fig10", 12: "fig12",
-             13: "fig13", 14: "fig14"}
+AVAILABLE = {n: f"fig{n:02d}" for n in range(1, 15)}
 
 
 def main(argv=None):

@@ -1,0 +1,112 @@
+"""Fig. 4: the final error E^∞_σ of the theory (MODEL.md §6) per activation (softmax,
+softmax-1, Bayes-softmax), with the learned readout and with the fixed `sum` readout,
+against the Bayes-optimal error ε_Bayes (MODEL.md §8). L = 5, η = 1, gauss prior;
+(a) F = 4, ν = 10 each, H = 1 … 8; (b) F = 2, H = 4, ν_1 = ν_2 = ν from 1 to 20.
+
+E^∞ of one run is the theory's error at t = T. The heads' norms keep creeping up long after
+the error has settled (the η² term of dQ/dt, MODEL.md §6), so the derivative test of
+`--until-converged` never fires in this setting; the table `fig4.csv` gives, for every run,
+the error's change over the last quarter of the horizon (`drift`), to show how settled it is.
+Prior of panel (b): the seed's caption does not name it; gauss, as in (a)."""
+import matplotlib.pyplot as plt
+import numpy as np
+
+from common import select_run
+
+ACTIVATIONS = [("softmax", "softmax", "C0", "o"), ("softmax1", "softmax-1", "C1", "s"),
+               ("bsoftmax", "Bayes-softmax", "C2", "^")]
+READOUTS = [("learned", "learned readout"), ("sum", "readout sum ($c_h = 1$)")]
+L = 5
+
+
+def sizes(quick):
+    if quick:
+        return {"Hs": [1, 2], "nus": [2, 10], "runs": 2, "mc": 500, "dt": 0.4, "T": 40, "rec": 4,
+                "bayes_samples": 200000}
+    # Panel (b)'s ν in the order they are run: the range first, then filled in.
+    return {"Hs": list(range(1, 9)), "nus": [1, 20, 10, 4, 14, 2, 6, 17, 8, 12], "runs": 5, "mc": 1000, "dt": 0.4,
+            "T": 200, "rec": 10, "bayes_samples": 1000000}
+
+
+def nu_text(nu, F):
+    return ",".join([f"{nu:g}"] * F)
+
+
+def theory_args(f, s, name, nu, F, H, activation, readout):
+    return ["theory", "--prior", "gauss", "--nu", nu_text(nu, F), "--L", L, "--H", H, "--activation", activation,
+            "--readout", readout, "--lr", 1, "--mc", s["mc"], "--dt", s["dt"], "--T", s["T"], "--record-every",
+            s["rec"], "--runs", s["runs"], "--seed", 1, "--out", f.path(f"_{name}_{activation}_{readout}.csv")]
+
+
+def final_errors(table, runs, T):
+    """E^∞ (error at t = T) and its drift over the last quarter [0.75 T, T] for every run."""
+    out = []
+    for run in range(runs):
+        r = select_run(table, run)
+        late = np.argmin(np.abs(r["t"] - 0.75 * T))
+        out.append((run, float(r["t"][-1]), float(r["loss"][-1]), float(r["loss"][-1] - r["loss"][late])))
+    return out
+
+
+def make(f):
+    s = sizes(f.quick)
+    f.parameters = dict(s, prior="gauss", L=L, lr=1, seed=1, init="dense, D = 10^4 (theory default)",
+                        E_inf="error at t = T (mean and standard deviation over runs)",
+                        panel_a={"F": 4, "nu": 10, "H": s["Hs"]}, panel_b={"F": 2, "H": 4, "nu": s["nus"]},
+                        panel_b_prior="gauss: the seed's caption does not say; the natural reading given (a)",
+                        activations=[a for a, *_ in ACTIVATIONS], readouts=[r for r, _ in READOUTS])
+    points = [("a", 10.0, 4, H) for H in s["Hs"]] + [("b", float(nu), 2, 4) for nu in s["nus"]]
+    keys, commands = [], []
+    for panel, nu, F, H in points:
+        name = f"{panel}_H{H}" if panel == "a" else f"{panel}_nu{nu:g}"
+        for act, *_ in ACTIVATIONS:
+            for readout, _ in READOUTS:
+                keys.append((panel, nu, F, H, act, readout))
+                commands.append(theory_args(f, s, name, nu, F, H, act, readout))
+    # ε_Bayes depends on the prior and L only: one per ν (panel (a) is ν = 10, F = 4).
+    bayes = {}
+    for panel, nu, F, H in points:
+        if (nu, F) not in bayes:
+            bayes[(nu, F)] = f.bayes("--prior", "gauss", "--nu", nu_text(nu, F), "--L", L, "--samples",
+                                     s["bayes_samples"], "--seed", 1)
+    tables = f.run_all(commands)
+
+    rows = []
+    for key, table in zip(keys, tables):
+        panel, nu, F, H, act, readout = key
+        b = bayes[(nu, F)]
+        for run, t_end, e, drift in final_errors(table, s["runs"], s["T"]):
+            rows.append((panel, act, readout, H, F, nu, run, t_end, e, drift, b["mmse"], b["stderr"]))
+    f.write_table(".csv", ["panel", "activation", "readout", "H", "F", "nu", "run", "t_end", "E_inf", "drift",
+                           "eps_bayes", "eps_bayes_stderr"], rows)
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    for col, panel in enumerate(("a", "b")):
+        xs = sorted(s["Hs"] if panel == "a" else s["nus"])
+        for row, (readout, rlabel) in enumerate(READOUTS):
+            ax = axes[row, col]
+            for act, label, colour, marker in ACTIVATIONS:
+                e = np.array([[r[8] for r in rows if r[0] == panel and r[1] == act and r[2] == readout
+                               and (r[3] if panel == "a" else r[5]) == x] for x in xs])
+                for i, x in enumerate(xs):
+                    ax.plot([x] * e.shape[1], e[i], marker, color=colour, ms=3, alpha=0.3)
+                ax.errorbar(xs, e.mean(axis=1), yerr=e.std(axis=1, ddof=1) if e.shape[1] > 1 else None,
+                            color=colour, marker=marker, ms=5, lw=1.3, capsize=3, label=label)
+            if panel == "a":
+                ax.axhline(bayes[(10.0, 4)]["mmse"], color="k", ls="--", lw=1.2, label=r"$\varepsilon_{\rm Bayes}$")
+                ax.set_xlabel("number of heads $H$")
+                ax.set_xticks(xs)
+                ax.set_title(f"(a) F = 4, ν = 10 each; {rlabel}", fontsize=9)
+            else:
+                ax.plot(xs, [bayes[(float(nu), 2)]["mmse"] for nu in xs], "k--", lw=1.2,
+                        label=r"$\varepsilon_{\rm Bayes}$")
+                ax.set_xlabel(r"signal strength $\nu = \nu_1 = \nu_2$")
+                ax.set_title(f"(b) F = 2, H = 4; {rlabel}", fontsize=9)
+            if readout == "sum":
+                ax.set_yscale("log")
+            ax.set_ylabel(r"$\mathcal{E}^\infty_\sigma$ (error at $t = T$)")
+            ax.legend(fontsize=7)
+    fig.suptitle(f"Fig. 4: final error per activation, gauss prior, L = 5, η = 1 (theory, N = {s['mc']}, "
+                 f"dt = {s['dt']}, T = {s['T']}; mean ± s.d. over {s['runs']} runs, dots: runs)", fontsize=10)
+    fig.tight_layout()
+    f.save(fig)
