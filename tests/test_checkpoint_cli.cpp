@@ -36,10 +36,10 @@ std::vector<std::string> split_args(const std::string& args) {
 }
 
 // Launches headspec ARGS (stdout and stderr to files in dir), waits until `checkpoint`
-// exists, then a random 0–`max_delay_ms` ms more, sends SIGINT and returns the exit status
-// (-1 if it did not exit normally).
+// exists, then a random 0–`max_delay_ms` ms more, sends `sig` and returns the exit
+// status (-1 if it did not exit normally).
 int interrupt_run(const std::string& args, const fs::path& checkpoint, const fs::path& dir, int max_delay_ms,
-                  std::string& err, int& delay_ms) {
+                  std::string& err, int& delay_ms, int sig = SIGINT) {
   std::random_device rd;
   delay_ms = static_cast<int>(rd() % static_cast<unsigned>(max_delay_ms + 1));
   std::vector<std::string> words = split_args(args);
@@ -69,7 +69,7 @@ int interrupt_run(const std::string& args, const fs::path& checkpoint, const fs:
   }
   if (!exited) {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-    kill(pid, SIGINT);
+    kill(pid, sig);
     waitpid(pid, &raw, 0);
   }
   err = read_file(err_path);
@@ -87,7 +87,7 @@ nlohmann::json sidecar_without_resume(const fs::path& csv) {
 // The whole contract for one command line: `args` must run for a second or so, with
 // --checkpoint-every `every` small against its T.
 void check_interrupt_and_resume(const std::string& name, const std::string& args, const std::string& every,
-                                const std::string& other_flags) {
+                                const std::string& other_flags, int sig = SIGINT) {
   SCOPED_TRACE(name);
   const auto dir = fresh_dir("ckpt_cli_" + name);
   const fs::path plain = dir / "plain.csv", resumed = dir / "resumed.csv", ckpt = dir / "run.ckpt";
@@ -98,24 +98,28 @@ void check_interrupt_and_resume(const std::string& name, const std::string& args
   int delay = 0;
   const int status = interrupt_run(args + " --out " + resumed.string() + " --checkpoint " + ckpt.string() +
                                        " --checkpoint-every " + every,
-                                   ckpt, dir, 100, err, delay);
-  SCOPED_TRACE("SIGINT " + std::to_string(delay) + " ms after the first checkpoint");
+                                   ckpt, dir, 100, err, delay, sig);
+  SCOPED_TRACE(std::string(sig == SIGINT ? "SIGINT " : "SIGTERM ") + std::to_string(delay) +
+               " ms after the first checkpoint");
   ASSERT_EQ(status, 130) << "the run must still be going when interrupted (make it longer?)\n" << err;
   EXPECT_NE(err.find("--resume"), std::string::npos) << err;
   ASSERT_TRUE(fs::exists(ckpt));
   EXPECT_FALSE(fs::exists(resumed)) << "an interrupted run writes no output";
   const std::string good = read_file(ckpt);
 
-  // Damaged checkpoints: a byte flipped at random, and truncated; and one
-  // resumed with other flags. Each is refused with one line, nothing written, the file kept.
+  // Damaged checkpoints: a byte flipped at random, truncated, of another format version; and
+  // one resumed with other flags. Each is refused with one line, nothing written, the file kept.
   std::mt19937 gen(std::random_device{}());
   std::string flipped = good;
   const std::size_t at = gen() % flipped.size();
   flipped[at] = static_cast<char>(flipped[at] ^ (1 << (gen() % 8)));
+  std::string other_version = good;
+  other_version.replace(other_version.find("format 1\n"), 9, "format 2\n");
   const fs::path bad = dir / "bad.ckpt";
   for (const auto& [what, bytes, extra] :
-       {std::tuple{"flipped byte", flipped, std::string()}, std::tuple{"truncated", good.substr(0, good.size() / 2),
-                                                                       std::string()},
+       {std::tuple{"flipped byte", flipped, std::string()},
+        std::tuple{"truncated", good.substr(0, good.size() / 2), std::string()},
+        std::tuple{"other version", other_version, std::string()},
         std::tuple{"other flags", good, other_flags}}) {
     SCOPED_TRACE(what);
     { std::ofstream(bad, std::ios::binary) << bytes; }
@@ -140,17 +144,18 @@ void check_interrupt_and_resume(const std::string& name, const std::string& args
 
 TEST(CheckpointCli, DenseSimulationResumesToTheSameBytes) {
   check_interrupt_and_resume("dense",
-                             "simulate --engine dense --D 400 --L 4 --T 150 --record-every 1 --test-samples 200 "
+                             "simulate --engine dense --D 400 --L 4 --T 100 --record-every 1 --test-samples 200 "
                              "--runs 2",
                              "10",
                              "--lr 0.5");
 }
 
+// (SIGTERM here, SIGINT elsewhere.)
 TEST(CheckpointCli, GramSimulationResumesToTheSameBytes) {
   check_interrupt_and_resume("gram",
-                             "simulate --engine gram --D 1000 --L 4 --T 150 --record-every 2 --test-samples 200",
+                             "simulate --engine gram --D 1000 --L 4 --T 120 --record-every 2 --test-samples 200",
                              "5",
-                             "--seed 2");
+                             "--seed 2", SIGTERM);
 }
 
 TEST(CheckpointCli, TheoryWithFixedSamplesResumesToTheSameBytes) {
@@ -170,7 +175,7 @@ TEST(CheckpointCli, TheoryWithResampledSamplesResumesToTheSameBytes) {
 TEST(CheckpointCli, MnistResumesToTheSameBytes) {
   HEADSPEC_REQUIRE_REAL_MNIST(data);
   check_interrupt_and_resume("mnist",
-                             "mnist --data " + data + " --H 3 --L 4 --T 30 --record-every 1 --test-samples 100 "
+                             "mnist --data " + data + " --H 3 --L 4 --T 20 --record-every 1 --test-samples 100 "
                              "--runs 2",
                              "2",
                              "--split-seed 2");
