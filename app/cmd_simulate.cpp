@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "checkpointing.hpp"
 #include "commands.hpp"
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
@@ -18,6 +19,7 @@ namespace {
 struct SimulateOptions {
   ModelOptions model;
   RunOptions run;
+  CheckpointOptions checkpoint;
   std::string engine = "dense";
   int64_t D = 10000;
   int runs = 1;
@@ -41,28 +43,35 @@ int run_simulate(const SimulateOptions& o, const std::vector<std::string>& argv)
   sim.stop_when_specialised = o.stop_when_specialised ? o.delta : 0;
   sim.validate();
   const EngineFactory factory = sgd_engine_factory(o.engine, model, o.D);
+  const bool learned = model.readout == Readout::Learned;
+  // The parameters that decide the numbers: the sidecar's, and a checkpoint's identity.
+  nlohmann::json params = {{"command", "simulate"}};
+  model.to_json(params["model"]);
+  params["simulation"] = {{"engine", o.engine},       {"D", sim.D},       {"T", sim.T},
+                          {"record_every", sim.record_every}, {"test_samples", sim.test_samples},
+                          {"seed", sim.seed},          {"runs", sim.runs},
+                          {"stop_when_specialised", o.stop_when_specialised}, {"delta", o.delta}};
+  const CliCheckpointing checkpointing(o.checkpoint, params);
 
   Progress progress("simulate", static_cast<double>(o.runs) * (sim.records() + 1));
   std::atomic<long long> done{0};
-  const auto trajectories = run_sgd_runs(factory, model, sim, [&](int, double t) {
-    progress.update(fmt::format("t = {:.4g} / {}", t, sim.T), static_cast<double>(++done));
-  });
+  const auto trajectories = run_sgd_runs(
+      factory, model, sim,
+      [&](int, double t) { progress.update(fmt::format("t = {:.4g} / {}", t, sim.T), static_cast<double>(++done)); },
+      checkpointing.driver());
   progress.finish();
+  for (const auto& tr : trajectories)
+    if (tr.interrupted) return checkpointing.interrupted();
 
   std::vector<const Record*> rows;
   for (const auto& tr : trajectories)
     for (const auto& r : tr.records) rows.push_back(&r);
-  const bool learned = model.readout == Readout::Learned;
   nlohmann::json meta = provenance();
   meta["command"] = "simulate";
   meta["argv"] = argv;
-  nlohmann::json jm;
-  model.to_json(jm);
-  meta["model"] = jm;
-  meta["simulation"] = {{"engine", o.engine},       {"D", sim.D},       {"T", sim.T},
-                        {"record_every", sim.record_every}, {"test_samples", sim.test_samples},
-                        {"seed", sim.seed},          {"runs", sim.runs},
-                        {"stop_when_specialised", o.stop_when_specialised}, {"delta", o.delta}};
+  meta["model"] = params["model"];
+  meta["simulation"] = params["simulation"];
+  checkpointing.annotate(meta);
   meta["columns"] = csv_columns(model.H, model.F(), learned);
   int status = 0;
   for (std::size_t k = 0; k < trajectories.size(); ++k)
@@ -71,6 +80,7 @@ int run_simulate(const SimulateOptions& o, const std::vector<std::string>& argv)
       status = 3;
     }
   write_output(o.run, format_csv(rows, model.H, model.F(), learned), meta);
+  checkpointing.completed();
   for (std::size_t k = 0; k < trajectories.size(); ++k)
     if (trajectories[k].diverged)
       std::cerr << fmt::format(
@@ -87,6 +97,7 @@ Command add_simulate_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("simulate", "finite-D online SGD (dense tokens in R^D, or the exact reduced chain)");
   add_model_options(sub, opts->model);
   add_run_options(sub, opts->run);
+  add_checkpoint_options(sub, opts->checkpoint);
   sub->add_option("--engine", opts->engine, "dense | gram")->capture_default_str();
   sub->add_option("--D", opts->D, "token dimension")->capture_default_str();
   sub->add_option("--runs", opts->runs, "independent runs (run k uses seed + k)")->capture_default_str();

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "checkpointing.hpp"
 #include "commands.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
@@ -17,6 +18,7 @@ namespace {
 struct TheoryCliOptions {
   ModelOptions model;
   RunOptions run;
+  CheckpointOptions checkpoint;
   int64_t mc = 10000;
   bool mc_resample = false;
   std::string integrator;  // empty: rk4, or euler with --mc-resample
@@ -47,12 +49,36 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv) 
   spec.keep_R = o.keep_R;
   const TheoryRuns theory(model, spec);
   const IntegrationSpec& integration = theory.integration();
+  // The parameters that decide the numbers: the sidecar's, and a checkpoint's identity.
+  nlohmann::json params = {{"command", "theory"}};
+  model.to_json(params["model"]);
+  params["theory"] = {{"mc", o.mc},
+                      {"mc_mode", o.mc_resample ? "resample" : "fixed"},
+                      {"value_channel", o.keep_R ? "sampled" : "integrated"},
+                      {"integrator", to_string(integration.method)},
+                      {"dt", integration.dt},
+                      {"dopri5_tolerance", integration.tolerance},
+                      {"init_D", o.init_D},
+                      {"init_engine", o.init_engine},
+                      {"keep_R", o.keep_R},
+                      {"until_converged", o.until_converged},
+                      {"T", o.run.T},
+                      {"record_every", o.run.record_every},
+                      {"seed", o.run.seed},
+                      {"runs", o.runs},
+                      {"time", "t = samples seen / D, as for simulate"}};
+  const CliCheckpointing checkpointing(o.checkpoint, params);
 
   Progress progress("theory", static_cast<double>(o.runs) * (o.run.T + o.run.record_every));
-  const std::vector<TheoryResult> results = theory.run([&](int run, double t) {
-    progress.update(fmt::format("run {} t = {:.4g} / {}", run, t, o.run.T), run * (o.run.T + o.run.record_every) + t);
-  });
+  const std::vector<TheoryResult> results = theory.run(
+      [&](int run, double t) {
+        progress.update(fmt::format("run {} t = {:.4g} / {}", run, t, o.run.T),
+                        run * (o.run.T + o.run.record_every) + t);
+      },
+      checkpointing.driver());
   progress.finish();
+  for (const auto& r : results)
+    if (r.trajectory.interrupted) return checkpointing.interrupted();
 
   std::vector<const Record*> rows;
   for (const auto& r : results)
@@ -61,24 +87,9 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv) 
   nlohmann::json meta = provenance();
   meta["command"] = "theory";
   meta["argv"] = argv;
-  nlohmann::json jm;
-  model.to_json(jm);
-  meta["model"] = jm;
-  meta["theory"] = {{"mc", o.mc},
-                    {"mc_mode", o.mc_resample ? "resample" : "fixed"},
-                    {"value_channel", o.keep_R ? "sampled" : "integrated"},
-                    {"integrator", to_string(integration.method)},
-                    {"dt", integration.dt},
-                    {"dopri5_tolerance", integration.tolerance},
-                    {"init_D", o.init_D},
-                    {"init_engine", o.init_engine},
-                    {"keep_R", o.keep_R},
-                    {"until_converged", o.until_converged},
-                    {"T", o.run.T},
-                    {"record_every", o.run.record_every},
-                    {"seed", o.run.seed},
-                    {"runs", o.runs},
-                    {"time", "t = samples seen / D, as for simulate"}};
+  meta["model"] = params["model"];
+  meta["theory"] = params["theory"];
+  checkpointing.annotate(meta);
   meta["columns"] = csv_columns(model.H, model.F(), learned);
   int status = 0;
   for (std::size_t k = 0; k < results.size(); ++k) {
@@ -95,6 +106,7 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv) 
     meta["runs_summary"].push_back(run);
   }
   write_output(o.run, format_csv(rows, model.H, model.F(), learned), meta);
+  checkpointing.completed();
   for (std::size_t k = 0; k < results.size(); ++k) {
     const auto& r = results[k];
     if (r.trajectory.diverged)
@@ -116,6 +128,7 @@ Command add_theory_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("theory", "the asymptotic ODE of the order parameters (D → ∞, t = n/D)");
   add_model_options(sub, opts->model);
   add_run_options(sub, opts->run);
+  add_checkpoint_options(sub, opts->checkpoint);
   sub->add_option("--mc", opts->mc, "Monte Carlo samples N per evaluation of the right-hand side")
       ->capture_default_str();
   sub->add_flag("--mc-resample", opts->mc_resample,

@@ -26,6 +26,9 @@ class DenseEngine final : public SgdEngine {
   void step(uint64_t n) override;
   OrderParameters order_parameters() const override;
   bool diverged() const override { return diverged_; }
+  /// Keys and readout: the rest is work space or fixed by (model, D, seed).
+  void save_state(StateWriter& out) const override;
+  void load_state(StateReader& in) override;
 
   /// Keys, H rows of D (row-major); writable for tests that start from a given state.
   std::vector<double>& keys() { return keys_; }

@@ -23,6 +23,10 @@ class GramEngine final : public SgdEngine {
 
   void step(uint64_t n) override;
   OrderParameters order_parameters() const override;
+  bool diverged() const override { return diverged_; }
+  /// Coordinates κ and readout: the rest is work space or fixed by (model, D, seed).
+  void save_state(StateWriter& out) const override;
+  void load_state(StateReader& in) override;
 
   /// Key coordinates κ (H × r), k_h = √D Σ_i κ_hi b_i: columns 0..F−1 on u_f/√D, column F
   /// on v*/√D, columns F+1.. on the keys' own frame vectors, where κ is kept lower
@@ -50,6 +54,7 @@ class GramEngine final : public SgdEngine {
   Eigen::MatrixXd all_G_, At_;  // all_G_: Ĝᵀ, the B·L × H gradient coefficients of a step
   Eigen::HouseholderQR<Eigen::MatrixXd> qr_, g_qr_;
   Eigen::VectorXd g_, theta_;
+  bool diverged_ = false;
 };
 
 }  // namespace headspec

@@ -30,6 +30,10 @@ class MnistEngine final : public SgdEngine {
   void step(uint64_t n) override;
   /// M_hc = k_h·û_c/√D (the ten class directions, not orthogonal), R_h = k_h·v*/D, Q = KKᵀ/D.
   OrderParameters order_parameters() const override;
+  bool diverged() const override { return diverged_; }
+  /// Keys and readout: v* and the rest are fixed by (task, model, ν, seed) or work space.
+  void save_state(StateWriter& out) const override;
+  void load_state(StateReader& in) override;
 
   /// Mean squared error on test digits with fresh noise (MODEL.md §11): with samples ≥ n_test
   /// sample n uses test digit n mod n_test, with fewer the digits are evenly spaced over the
@@ -68,6 +72,7 @@ class MnistEngine final : public SgdEngine {
   AttentionKernel kernel_;
   RowMatrix S_, G_, J_;
   Eigen::VectorXd g_;
+  bool diverged_ = false;
 };
 
 /// One run of the MNIST study: its recorded trajectory (loss = test error), its final
@@ -85,8 +90,9 @@ struct MnistStudySpec {
 };
 
 /// Runs spec.sim.runs runs in parallel (run k uses seed + k); the same numbers whatever
-/// the number of threads.
+/// the number of threads. `checkpointing` as for run_sgd_runs (an interrupted run has
+/// trajectory.interrupted set and no keys).
 std::vector<MnistRun> run_mnist(const MnistTask& task, const ModelSpec& model, const MnistStudySpec& spec,
-                                const ProgressFn& progress = {});
+                                const ProgressFn& progress = {}, const Checkpointing* checkpointing = nullptr);
 
 }  // namespace headspec

@@ -12,6 +12,10 @@
 
 namespace headspec {
 
+class StateWriter;
+class StateReader;
+struct Checkpointing;
+
 struct SimulationSpec {
   int64_t D = 10000;         ///< token dimension
   double T = 20;             ///< horizon in t = n/D
@@ -40,6 +44,11 @@ class SgdEngine {
   virtual OrderParameters order_parameters() const = 0;
   /// True once a step met a non-finite residual (NaN or overflow); checked after every step.
   virtual bool diverged() const { return false; }
+  /// Writes everything a step changes, bit for bit (docs/checkpoints.md): an engine made by
+  /// the same factory and seed that loads it continues exactly as this one would.
+  /// The defaults throw std::logic_error (an engine that cannot be checkpointed).
+  virtual void save_state(StateWriter& out) const;
+  virtual void load_state(StateReader& in);
 };
 
 /// Makes the engine of one run from its effective seed (seed + run).
@@ -49,6 +58,7 @@ struct Trajectory {
   std::vector<Record> records;
   bool diverged = false;
   double diverged_at = 0;  ///< time of the step that diverged (or of the first non-finite record)
+  bool interrupted = false;  ///< stopped by Checkpointing::interrupt; its state is in the checkpoint
 };
 
 /// Called after every record (from any thread); for progress display only.
@@ -60,8 +70,11 @@ Trajectory run_sgd(const EngineFactory& make, const ModelSpec& model, const Simu
                    const ProgressFn& progress = {});
 
 /// Runs sim.runs trajectories over the available threads; result k is run k. The same
-/// numbers whatever the number of threads.
+/// numbers whatever the number of threads. With `checkpointing`, the runs continue from
+/// its resume state, save their states when asked, and stop at the next step once its
+/// interrupt flag is set (those trajectories have `interrupted` set); the trajectories of
+/// a resumed set of runs are bit for bit those of an uninterrupted one.
 std::vector<Trajectory> run_sgd_runs(const EngineFactory& make, const ModelSpec& model, const SimulationSpec& sim,
-                                     const ProgressFn& progress = {});
+                                     const ProgressFn& progress = {}, const Checkpointing* checkpointing = nullptr);
 
 }  // namespace headspec

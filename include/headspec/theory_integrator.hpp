@@ -11,6 +11,8 @@
 
 namespace headspec {
 
+class RunSlots;
+
 enum class Integrator {
   RK4,     ///< classical fixed-step Runge–Kutta (order 4)
   Dopri5,  ///< adaptive Dormand–Prince 5(4) with error control (boost odeint), Fixed samples only
@@ -46,13 +48,23 @@ struct TheoryResult {
 
 /// Integrates from `initial` (run index `run` is written into the records). In Resample
 /// mode, step k of a fixed-step method draws its samples with draw index k.
+/// With `checkpointing` (and its `slots`, docs/checkpoints.md), the run continues
+/// from its slot in `slots` if it has one, saves its state there when asked, and stops
+/// before the next step once the interrupt flag is set (trajectory.interrupted).
 TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters& initial, const IntegrationSpec& spec,
-                              int run, const ProgressFn& progress = {});
+                              int run, const ProgressFn& progress = {}, RunSlots* slots = nullptr,
+                              const Checkpointing* checkpointing = nullptr);
+
+/// The slot of a finished run, and the run it holds (for TheoryRuns's checkpoints);
+/// read_finished_theory returns false for a slot that is not a finished run.
+std::string finished_theory_slot(const TheoryResult& r);
+bool read_finished_theory(const std::string& slot, TheoryResult& r);
 
 /// Run `run` of `headspec theory`: seed = base_seed + run drives both the initial state,
 /// that of the finite-D engine made by `initial_engine(seed)` (R set to 0 when the value
 /// channel is integrated, MODEL.md §7), and the Monte Carlo samples (mc.seed is ignored).
 TheoryResult run_theory(const ModelSpec& model, const EngineFactory& initial_engine, TheoryOptions mc,
-                        const IntegrationSpec& spec, uint32_t base_seed, int run, const ProgressFn& progress = {});
+                        const IntegrationSpec& spec, uint32_t base_seed, int run, const ProgressFn& progress = {},
+                        RunSlots* slots = nullptr, const Checkpointing* checkpointing = nullptr);
 
 }  // namespace headspec

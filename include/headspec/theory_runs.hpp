@@ -43,7 +43,9 @@ class TheoryRuns {
 
   /// Result k is run k: its initial state is that of `simulate --engine init_engine --D init_D
   /// --seed seed+k` (R(0) set to 0 unless keep_R), its Monte Carlo seed is seed + k.
-  std::vector<TheoryResult> run(const ProgressFn& progress = {}) const;
+  /// `checkpointing` as for run_sgd_runs; an interrupted run
+  /// has trajectory.interrupted set, and the runs after it are not started.
+  std::vector<TheoryResult> run(const ProgressFn& progress = {}, const Checkpointing* checkpointing = nullptr) const;
 
  private:
   ModelSpec model_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "headspec/checkpoint.hpp"
 #include "headspec/random.hpp"
 
 namespace headspec {
@@ -145,6 +146,16 @@ void DenseEngine::step(uint64_t n) {
     for (std::size_t i = 0; i < keys_.size(); ++i) keys_[i] -= scale * batch_grad_[i];
   }
   if (model_.readout == Readout::Learned) c_ -= (model_.readout_lr / (B * static_cast<double>(D_))) * c_grad_;
+}
+
+void DenseEngine::save_state(StateWriter& out) const {
+  out.put_doubles(keys_);
+  out.put_doubles(c_.data(), static_cast<std::size_t>(c_.size()));
+}
+
+void DenseEngine::load_state(StateReader& in) {
+  in.doubles_into(keys_.data(), keys_.size());
+  in.doubles_into(c_.data(), static_cast<std::size_t>(c_.size()));
 }
 
 OrderParameters DenseEngine::order_parameters() const {

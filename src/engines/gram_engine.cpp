@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "headspec/checkpoint.hpp"
 #include "headspec/random.hpp"
 #include "headspec/wishart.hpp"
 
@@ -126,6 +127,7 @@ void GramEngine::step(uint64_t n) {
     kernel_.forward(S_, g_, c_);
     const double y = g_[lstar] + std::sqrt(model_.noise) * xi;
     const double res = kernel_.output() - y;
+    if (!std::isfinite(res)) diverged_ = true;
     kernel_.apply_jacobian(g_, J_);
     G_ = res * J_;
     dK_.noalias() += G_ * omega_;
@@ -159,6 +161,16 @@ void GramEngine::step(uint64_t n) {
   reorthonormalise(A_, At_, qr_, kappa_.rightCols(H_));
 
   if (model_.readout == Readout::Learned) c_ -= (model_.readout_lr / (B * static_cast<double>(D_))) * c_grad_;
+}
+
+void GramEngine::save_state(StateWriter& out) const {
+  out.put_doubles(kappa_.data(), static_cast<std::size_t>(kappa_.size()));
+  out.put_doubles(c_.data(), static_cast<std::size_t>(c_.size()));
+}
+
+void GramEngine::load_state(StateReader& in) {
+  in.doubles_into(kappa_.data(), static_cast<std::size_t>(kappa_.size()));
+  in.doubles_into(c_.data(), static_cast<std::size_t>(c_.size()));
 }
 
 OrderParameters GramEngine::order_parameters() const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "headspec/checkpoint.hpp"
 #include "headspec/random.hpp"
 
 namespace headspec {
@@ -90,6 +91,7 @@ void MnistEngine::sample_gradient(uint64_t n, int b, RowMatrix& G) {
   kernel_.forward(S_, g_, c_);
   const double y = g_[lstar] + std::sqrt(model_.noise) * xi;  // y = x_ℓ*·v*/√D (+ label noise)
   const double r = kernel_.output() - y;
+  if (!std::isfinite(r)) diverged_ = true;
   kernel_.apply_jacobian(g_, J_);
   G = r * J_;
   if (model_.readout == Readout::Learned) c_grad_ += r * kernel_.head_outputs();
@@ -131,6 +133,16 @@ void MnistEngine::step(uint64_t n) {
     for (std::size_t i = 0; i < keys_.size(); ++i) keys_[i] -= scale * batch_grad_[i];
   }
   if (model_.readout == Readout::Learned) c_ -= (model_.readout_lr / (B * static_cast<double>(D))) * c_grad_;
+}
+
+void MnistEngine::save_state(StateWriter& out) const {
+  out.put_doubles(keys_);
+  out.put_doubles(c_.data(), static_cast<std::size_t>(c_.size()));
+}
+
+void MnistEngine::load_state(StateReader& in) {
+  in.doubles_into(keys_.data(), keys_.size());
+  in.doubles_into(c_.data(), static_cast<std::size_t>(c_.size()));
 }
 
 OrderParameters MnistEngine::order_parameters() const {

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <boost/numeric/odeint.hpp>
+#include <boost/numeric/odeint/util/detail/less_with_sign.hpp>
 #include <cmath>
 #include <vector>
 
+#include "headspec/checkpoint.hpp"
 #include "headspec/errors.hpp"
 
 namespace headspec {
@@ -56,10 +58,40 @@ bool finite(const std::vector<double>& v) {
 // Thrown inside odeint to stop integrate_times.
 struct Stop {};
 
+// A run's slot in a checkpoint (docs/checkpoints.md): in progress (the state x at the top of
+// step k, k, the records, the evaluations so far) or finished.
+enum class SlotKind : uint64_t { InProgress = 1, Finished = 2 };
+
 }  // namespace
 
+std::string finished_theory_slot(const TheoryResult& r) {
+  StateWriter out;
+  out.put_u64(static_cast<uint64_t>(SlotKind::Finished));
+  out.put_records(r.trajectory.records);
+  out.put_bool(r.trajectory.diverged);
+  out.put_f64(r.trajectory.diverged_at);
+  out.put_bool(r.converged);
+  out.put_f64(r.converged_at);
+  out.put_i64(r.evaluations);
+  return out.take();
+}
+
+bool read_finished_theory(const std::string& slot, TheoryResult& r) {
+  if (slot.empty()) return false;
+  StateReader in(slot);
+  if (in.u64() != static_cast<uint64_t>(SlotKind::Finished)) return false;
+  r.trajectory.records = in.records();
+  r.trajectory.diverged = in.boolean();
+  r.trajectory.diverged_at = in.f64();
+  r.converged = in.boolean();
+  r.converged_at = in.f64();
+  r.evaluations = in.i64();
+  in.expect_end();
+  return true;
+}
+
 TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters& initial, const IntegrationSpec& spec,
-                              int run, const ProgressFn& progress) {
+                              int run, const ProgressFn& progress, RunSlots* slots, const Checkpointing* checkpointing) {
   const StateLayout& layout = engine.layout();
   const std::size_t dim = layout.size();
   TheoryResult result;
@@ -113,16 +145,82 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
         throw Stop{};
       }
     };
+    // odeint's integrate_times for a dense-output stepper, written out so that a run can be
+    // checkpointed where every observation up to the stepper's time has been made: the
+    // stepper's whole state is then (x, t, dt) (the step-size control keeps no history, and
+    // the derivative at x, FSAL, is f(x) recomputed bit for bit); a resumed run's first step
+    // re-evaluates it, which is not counted, so the evaluation counts agree too.
+    auto stepper = odeint::make_dense_output(spec.tolerance, spec.tolerance, odeint::runge_kutta_dopri5<State>());
+    std::size_t next = 0;  // the next observation time
+    bool fresh_derivative = false;
+    if (checkpointing != nullptr && !slots->slot(run).empty()) {
+      StateReader in(slots->slot(run));
+      if (in.u64() != static_cast<uint64_t>(SlotKind::InProgress)) throw UsageError("--resume: the checkpoint holds an invalid run");
+      in.doubles_into(x.data(), dim);
+      const double t = in.f64(), dt = in.f64();
+      next = static_cast<std::size_t>(in.u64());
+      out.records = in.records();
+      result.evaluations = in.i64();
+      in.expect_end();
+      if (next == 0 || next >= times.size()) throw UsageError("--resume: the checkpoint holds an invalid run");
+      stepper.initialize(x, t, dt);
+      fresh_derivative = true;
+    }
+    auto in_progress = [&] {
+      StateWriter w;
+      w.put_u64(static_cast<uint64_t>(SlotKind::InProgress));
+      w.put_doubles(stepper.current_state());
+      w.put_f64(stepper.current_time());
+      w.put_f64(stepper.current_time_step());
+      w.put_u64(next);
+      w.put_records(out.records);
+      w.put_i64(result.evaluations);
+      return w.take();
+    };
+    const double every = checkpointing ? checkpointing->every : 0;
+    double next_save = every > 0 ? every * (std::floor(stepper.current_time() / every) + 1) : 0;
+    bool saving = false;  // an error while saving is not a divergence
+    using odeint::detail::less_eq_with_sign;
     try {
-      if (times.size() == 1) {
-        observer(x, t0);
-      } else {
-        odeint::integrate_times(
-            odeint::make_dense_output(spec.tolerance, spec.tolerance, odeint::runge_kutta_dopri5<State>()), system,
-            x, times.begin(), times.end(), spec.dt, observer);
+      if (next == 0) {
+        stepper.initialize(x, times[0], spec.dt);
+        observer(x, times[next++]);
+      }
+      const double last = times.back();
+      while (next < times.size()) {
+        while (next < times.size() &&
+               less_eq_with_sign(times[next], stepper.current_time(), stepper.current_time_step())) {
+          stepper.calc_state(times[next], x);
+          observer(x, times[next]);
+          ++next;
+        }
+        if (next == times.size()) break;
+        if (checkpointing != nullptr) {
+          saving = true;
+          if (checkpointing->interrupted()) {
+            slots->update(run, in_progress(), false);
+            out.interrupted = true;
+            break;
+          }
+          if (every > 0 && stepper.current_time() >= next_save) {
+            slots->update(run, in_progress(), true);
+            next_save = every * (std::floor(stepper.current_time() / every) + 1);
+          }
+          saving = false;
+        }
+        if (less_eq_with_sign(stepper.current_time() + stepper.current_time_step(), last,
+                              stepper.current_time_step())) {
+          stepper.do_step(system);
+          if (fresh_derivative) --result.evaluations;
+        } else {  // the last step, ending exactly on the last observation time
+          stepper.initialize(stepper.current_state(), stepper.current_time(), last - stepper.current_time());
+          stepper.do_step(system);
+        }
+        fresh_derivative = false;
       }
     } catch (const Stop&) {
     } catch (const std::exception&) {  // step-size underflow: the state has blown up
+      if (saving) throw;
       diverge(out.records.empty() ? t0 : out.records.back().t);
     }
     return result;
@@ -135,8 +233,36 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
   const int64_t n_steps = static_cast<int64_t>(std::floor(spec.T / dt + 1e-9));
   TheoryEvaluation k1, k2, k3, k4;
   std::vector<double> tmp(dim);
-  for (int64_t k = 0;; ++k) {
+  int64_t k0 = 0;
+  if (checkpointing != nullptr && !slots->slot(run).empty()) {
+    StateReader in(slots->slot(run));
+    if (in.u64() != static_cast<uint64_t>(SlotKind::InProgress)) throw UsageError("--resume: the checkpoint holds an invalid run");
+    in.doubles_into(x.data(), dim);
+    k0 = in.i64();
+    out.records = in.records();
+    result.evaluations = in.i64();
+    in.expect_end();
+  }
+  auto in_progress = [&](int64_t k) {
+    StateWriter w;
+    w.put_u64(static_cast<uint64_t>(SlotKind::InProgress));
+    w.put_doubles(x);
+    w.put_i64(k);
+    w.put_records(out.records);
+    w.put_i64(result.evaluations);
+    return w.take();
+  };
+  CheckpointClock clock(checkpointing ? checkpointing->every : 0, 1.0 / dt, k0);
+  for (int64_t k = k0;; ++k) {
     const double t = t0 + static_cast<double>(k) * dt;
+    if (checkpointing != nullptr) {
+      if (checkpointing->interrupted()) {
+        slots->update(run, in_progress(k), false);
+        out.interrupted = true;
+        break;
+      }
+      if (clock.due(k)) slots->update(run, in_progress(k), true);
+    }
     if (!finite(x)) {
       diverge(t);
       break;
@@ -184,13 +310,14 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
 }
 
 TheoryResult run_theory(const ModelSpec& model, const EngineFactory& initial_engine, TheoryOptions mc,
-                        const IntegrationSpec& spec, uint32_t base_seed, int run, const ProgressFn& progress) {
+                        const IntegrationSpec& spec, uint32_t base_seed, int run, const ProgressFn& progress,
+                        RunSlots* slots, const Checkpointing* checkpointing) {
   const uint32_t seed = base_seed + static_cast<uint32_t>(run);
   OrderParameters initial = initial_engine(seed)->order_parameters();
   if (mc.channel == ValueChannel::Integrated) initial.R.setZero();  // R ≡ 0 from then on (MODEL.md §7)
   mc.seed = seed;
   const TheoryEngine engine(model, mc);
-  return integrate_theory(engine, initial, spec, run, progress);
+  return integrate_theory(engine, initial, spec, run, progress, slots, checkpointing);
 }
 
 }  // namespace headspec

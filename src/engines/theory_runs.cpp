@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "headspec/checkpoint.hpp"
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/settings.hpp"
@@ -25,14 +26,31 @@ TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : mod
   integration_.validate(mode_);
 }
 
-std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress) const {
+std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Checkpointing* checkpointing) const {
   TheoryOptions mc;
   mc.samples = spec_.mc;
   mc.mode = mode_;
   mc.channel = spec_.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
-  std::vector<TheoryResult> results;
-  for (int k = 0; k < spec_.runs; ++k)
-    results.push_back(run_theory(model_, initial_engine_, mc, integration_, spec_.seed, k, progress));
+  RunSlots slots(checkpointing, "theory", spec_.runs);
+  std::vector<TheoryResult> results(static_cast<std::size_t>(spec_.runs));
+  bool interrupted = false;
+  for (int k = 0; k < spec_.runs; ++k) {
+    TheoryResult& r = results[static_cast<std::size_t>(k)];
+    if (checkpointing != nullptr) {
+      if (read_finished_theory(slots.slot(k), r)) continue;
+      if (interrupted || (slots.slot(k).empty() && checkpointing->interrupted())) {
+        r.trajectory.interrupted = interrupted = true;  // not started: its slot stays as it was
+        continue;
+      }
+    }
+    r = run_theory(model_, initial_engine_, mc, integration_, spec_.seed, k, progress, &slots, checkpointing);
+    if (checkpointing == nullptr) continue;
+    if (r.trajectory.interrupted)
+      interrupted = true;
+    else
+      slots.update(k, finished_theory_slot(r), false);
+  }
+  if (interrupted) slots.save();
   return results;
 }
 

@@ -1,0 +1,51 @@
+#pragma once
+// --checkpoint, --checkpoint-every and --resume for simulate, theory and mnist
+// (docs/checkpoints.md): the flags, the checks of a checkpoint against the flags, the
+// SIGINT/SIGTERM handler and the atomic writes.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "headspec/checkpoint.hpp"
+
+namespace headspec::app {
+
+struct CheckpointOptions {
+  std::string file;    ///< --checkpoint (default: the --resume file)
+  double every = 0;    ///< --checkpoint-every, in units of t; 0: only on SIGINT/SIGTERM
+  std::string resume;  ///< --resume
+};
+
+void add_checkpoint_options(CLI::App* app, CheckpointOptions& o);
+
+/// Exit status of a run stopped by SIGINT or SIGTERM after writing its checkpoint.
+inline constexpr int kInterruptedStatus = 130;
+
+class CliCheckpointing {
+ public:
+  /// Checks the flags and, with --resume, reads the checkpoint and checks it against
+  /// `params` (the parameters of the sidecar that decide the numbers): throws UsageError
+  /// naming the flag. Then, if checkpointing, SIGINT and SIGTERM ask the run to stop.
+  CliCheckpointing(const CheckpointOptions& o, nlohmann::json params);
+  CliCheckpointing(const CliCheckpointing&) = delete;
+  CliCheckpointing& operator=(const CliCheckpointing&) = delete;
+
+  /// What the driver takes; null when neither --checkpoint nor --resume was given.
+  const Checkpointing* driver() const { return active_ ? &c_ : nullptr; }
+  bool resumed() const { return !o_.resume.empty(); }
+  /// Records the resume in the sidecar (the only field, besides argv, in which a resumed
+  /// run's sidecar differs from an uninterrupted one's).
+  void annotate(nlohmann::json& sidecar) const;
+  /// After the final output is written: the checkpoint is spent and removed.
+  void completed() const;
+  /// After the drivers returned interrupted: says where the checkpoint is; returns 130.
+  int interrupted() const;
+
+ private:
+  CheckpointOptions o_;
+  nlohmann::json params_;
+  Checkpointing c_;
+  bool active_ = false;
+};
+
+}  // namespace headspec::app

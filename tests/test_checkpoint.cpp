@@ -1,0 +1,276 @@
+// Checkpoint and resume in the drivers (docs/checkpoints.md): the byte format, the file's
+// checks (version, checksum, parameters), and for each engine that a run stopped at some
+// step and resumed from its saved state gives the same bits as an uninterrupted one.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <mutex>
+
+#include "cli_helpers.hpp"
+#include "headspec/checkpoint.hpp"
+#include "headspec/dense_engine.hpp"
+#include "headspec/errors.hpp"
+#include "headspec/gram_engine.hpp"
+#include "headspec/io.hpp"
+#include "headspec/mnist_engine.hpp"
+#include "headspec/theory_runs.hpp"
+#include "mnist_fixture.hpp"
+
+using namespace headspec;
+namespace fs = std::filesystem;
+
+namespace {
+
+ModelSpec small_model() {
+  ModelSpec m;
+  m.L = 4;
+  m.H = 2;
+  return m;
+}
+
+std::string csv_of(const std::vector<Trajectory>& runs, const ModelSpec& m, int F) {
+  std::vector<const Record*> rows;
+  for (const auto& tr : runs)
+    for (const auto& r : tr.records) rows.push_back(&r);
+  return format_csv(rows, m.H, F, m.readout == Readout::Learned);
+}
+
+// What a driver saved: every state passed to `save`, in order.
+struct Saves {
+  std::mutex mutex;
+  std::vector<std::string> states;
+  Checkpointing make(const std::atomic<bool>* flag, double every) {
+    Checkpointing c;
+    c.interrupt = flag;
+    c.every = every;
+    c.save = [this](const std::string& s) {
+      std::lock_guard lock(mutex);
+      states.push_back(s);
+    };
+    return c;
+  }
+};
+
+// Runs `run(c)` with the interrupt flag raised after the `stop_after`-th record, checks it
+// was interrupted, then resumes from the last saved state and from the first periodic one;
+// returns the two resumed outputs.
+template <class RunFn, class Interrupted>
+std::vector<std::string> interrupted_and_resumed(RunFn run, Interrupted interrupted, int stop_after, double every) {
+  std::atomic<bool> flag{false};
+  std::atomic<int> seen{0};
+  Saves saves;
+  Checkpointing c = saves.make(&flag, every);
+  const auto first = run(&c, [&](int, double) {
+    if (++seen == stop_after) flag = true;
+  });
+  EXPECT_TRUE(interrupted(first)) << "the flag did not stop the run";
+  EXPECT_GE(saves.states.size(), 2u) << "expected periodic saves and the final one";
+  std::vector<std::string> outputs;
+  for (const std::string* state : {&saves.states.back(), &saves.states.front()}) {
+    Saves again;
+    std::atomic<bool> off{false};
+    Checkpointing r = again.make(&off, every);
+    r.resume = *state;
+    const auto resumed = run(&r, [](int, double) {});
+    EXPECT_FALSE(interrupted(resumed));
+    outputs.push_back(resumed.csv);
+  }
+  return outputs;
+}
+
+struct SgdOutcome {
+  std::vector<Trajectory> runs;
+  std::string csv;
+};
+
+void check_sgd_engine(const std::string& engine) {
+  const ModelSpec m = small_model();
+  SimulationSpec sim;
+  sim.D = 300;
+  sim.T = 3;
+  sim.record_every = 0.5;
+  sim.test_samples = 100;
+  sim.runs = 2;
+  const EngineFactory make =
+      engine == "dense" ? DenseEngine::factory(m, sim.D) : GramEngine::factory(m, sim.D);
+  const std::string plain = csv_of(run_sgd_runs(make, m, sim), m, m.F());
+  auto run = [&](const Checkpointing* c, const ProgressFn& p) {
+    SgdOutcome o;
+    o.runs = run_sgd_runs(make, m, sim, p, c);
+    o.csv = csv_of(o.runs, m, m.F());
+    return o;
+  };
+  auto interrupted = [](const SgdOutcome& o) {
+    for (const auto& t : o.runs)
+      if (t.interrupted) return true;
+    return false;
+  };
+  // Stopped during the 5th record of 14 (2 runs × 7), periodic saves every 0.3.
+  for (const std::string& out : interrupted_and_resumed(run, interrupted, 5, 0.3)) EXPECT_EQ(out, plain) << engine;
+}
+
+TEST(CheckpointFormat, ValuesRoundTripBitForBit) {
+  StateWriter w;
+  const double values[] = {-0.0, std::numeric_limits<double>::denorm_min(), 1.0 / 3.0, -1e308,
+                           std::numeric_limits<double>::infinity()};
+  for (double v : values) w.put_f64(v);
+  w.put_i64(-5);
+  w.put_string("abc");
+  Eigen::MatrixXd m(2, 3);
+  m << 1, 2, 3, 4, 5, std::nextafter(6.0, 7.0);
+  w.put_matrix(m);
+  StateReader r(w.bytes());
+  for (double v : values) {
+    const double got = r.f64();
+    EXPECT_EQ(std::memcmp(&got, &v, sizeof v), 0);
+  }
+  EXPECT_EQ(r.i64(), -5);
+  EXPECT_EQ(r.string(), "abc");
+  EXPECT_EQ(r.matrix(), m);
+  EXPECT_TRUE(r.at_end());
+  EXPECT_THROW(r.u64(), UsageError) << "reading past the end";
+}
+
+TEST(CheckpointFormat, FileRefusesDamageOtherVersionsAndOtherParameters) {
+  const auto dir = headspec::testing::fresh_dir("ckpt_format");
+  const std::string path = (dir / "c.ckpt").string();
+  const nlohmann::json params = {{"model", {{"lr", 1.0}, {"H", 2}}}, {"command", "simulate"}};
+  std::string state(1000, '\0');
+  for (std::size_t i = 0; i < state.size(); ++i) state[i] = static_cast<char>(i * 7);
+  const std::string file = encode_checkpoint(params, state);
+  write_file_atomic(path, file);
+  EXPECT_EQ(decode_checkpoint(path, params), state);
+
+  auto refused = [&](const std::string& bytes, const nlohmann::json& p, const std::string& needle) {
+    write_file_atomic(path, bytes);
+    try {
+      decode_checkpoint(path, p);
+      ADD_FAILURE() << "accepted; expected: " << needle;
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("--resume: ", 0), 0u) << what;
+      EXPECT_NE(what.find(needle), std::string::npos) << what;
+    }
+  };
+  // Every byte flipped in turn (a stride keeps it quick): refused, whatever it hit.
+  for (std::size_t i = 0; i < file.size(); i += 13) {
+    std::string bad = file;
+    bad[i] = static_cast<char>(bad[i] ^ 0x20);
+    refused(bad, params, "");
+  }
+  refused(file.substr(0, file.size() - 1), params, "SHA-256");
+  refused(file.substr(0, 30), params, "");
+  std::string other_version = file;
+  other_version.replace(other_version.find("format 1"), 8, "format 9");
+  refused(other_version, params, "format 9");
+  nlohmann::json other = params;
+  other["model"]["lr"] = 2.0;
+  refused(file, other, "model/lr: 1.0 there, 2.0 here");
+  refused("", params, "not a headspec checkpoint");
+  fs::remove_all(dir);
+}
+
+TEST(CheckpointResume, DenseRunsContinueBitForBit) { check_sgd_engine("dense"); }
+
+TEST(CheckpointResume, GramRunsContinueBitForBit) { check_sgd_engine("gram"); }
+
+TEST(CheckpointResume, TheoryRunsContinueBitForBitWithFixedAndResampledSamples) {
+  const ModelSpec m = small_model();
+  for (const std::string integrator : {"rk4", "euler", "dopri5"}) {
+    const bool resample = integrator == "euler";
+    SCOPED_TRACE(integrator + (resample ? " resampled" : " fixed"));
+    TheoryRunsSpec spec;
+    spec.mc = 300;
+    spec.integrator = integrator;
+    spec.mc_resample = resample;
+    spec.dt = 0.1;
+    spec.T = 2;
+    spec.record_every = 0.5;
+    spec.init_D = 200;
+    spec.runs = 2;
+    const TheoryRuns theory(m, spec);
+    auto csv = [&](const std::vector<TheoryResult>& rs) {
+      std::vector<Trajectory> t;
+      for (const auto& r : rs) t.push_back(r.trajectory);
+      return csv_of(t, m, m.F());
+    };
+    const auto plain_runs = theory.run();
+    const std::string plain = csv(plain_runs);
+    struct Outcome {
+      std::vector<TheoryResult> runs;
+      std::string csv;
+    };
+    auto run = [&](const Checkpointing* c, const ProgressFn& p) {
+      Outcome o;
+      o.runs = theory.run(p, c);
+      o.csv = csv(o.runs);
+      return o;
+    };
+    auto interrupted = [](const Outcome& o) {
+      for (const auto& r : o.runs)
+        if (r.trajectory.interrupted) return true;
+      return false;
+    };
+    // Stopped after the 7th record of 10: in run 1, with run 0 finished.
+    for (const std::string& out : interrupted_and_resumed(run, interrupted, 7, 0.25)) EXPECT_EQ(out, plain);
+    // The evaluation counts (in the sidecar) are those of the uninterrupted runs too.
+    std::atomic<bool> flag{false};
+    Saves saves;
+    Checkpointing c = saves.make(&flag, 0.25);
+    int seen = 0;
+    theory.run([&](int, double) { flag = ++seen == 3; }, &c);
+    Checkpointing r;
+    r.resume = saves.states.back();
+    const auto resumed = theory.run({}, &r);
+    for (int k = 0; k < spec.runs; ++k) EXPECT_EQ(resumed[k].evaluations, plain_runs[k].evaluations);
+  }
+}
+
+TEST(CheckpointResume, MnistRunsContinueBitForBitWithTheirKeys) {
+  const auto dir = headspec::testing::fresh_dir("ckpt_mnist_fixture");
+  headspec::testing::make_mnist_fixture(dir, 12);
+  MnistLoadOptions lo;
+  lo.expected_sha256.clear();
+  lo.write_cache = false;
+  const MnistDigits digits = load_mnist(dir.string(), lo);
+  fs::remove_all(dir);
+  const MnistTask task = MnistTask::build(digits, split_mnist(digits, 0.75, 1));
+  ModelSpec m = small_model();
+  MnistStudySpec spec;
+  spec.nu = 9;
+  spec.sim.T = 1;
+  spec.sim.record_every = 0.25;
+  spec.sim.test_samples = 50;
+  spec.sim.runs = 2;
+  struct Outcome {
+    std::vector<MnistRun> runs;
+    std::string csv;
+  };
+  auto run = [&](const Checkpointing* c, const ProgressFn& p) {
+    Outcome o;
+    o.runs = run_mnist(task, m, spec, p, c);
+    std::vector<Trajectory> t;
+    for (const auto& r : o.runs) t.push_back(r.trajectory);
+    o.csv = csv_of(t, m, kMnistClasses);
+    // The final keys and specialisation times belong to the output too.
+    for (const auto& r : o.runs) {
+      o.csv += fmt::format("{}\n", fmt::join(r.keys, ","));
+      o.csv += fmt::format("{}\n", fmt::join(r.tau, ","));
+    }
+    return o;
+  };
+  auto interrupted = [](const Outcome& o) {
+    for (const auto& r : o.runs)
+      if (r.trajectory.interrupted) return true;
+    return false;
+  };
+  const std::string expected = run(nullptr, {}).csv;
+  for (const std::string& out : interrupted_and_resumed(run, interrupted, 4, 0.2)) EXPECT_EQ(out, expected);
+}
+
+}  // namespace

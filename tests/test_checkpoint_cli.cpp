@@ -1,0 +1,242 @@
+// --checkpoint / --resume from the command line (docs/checkpoints.md): a run interrupted by
+// SIGINT at a random moment exits with status 130 and leaves a checkpoint; resumed, it writes
+// the very bytes of an uninterrupted run; a damaged checkpoint, or one written with other
+// flags, is refused with one line and status 2 before anything is written.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+#include "cli_helpers.hpp"
+#include "mnist_fixture.hpp"
+
+using headspec::testing::fresh_dir;
+using headspec::testing::read_file;
+using headspec::testing::run_cli;
+namespace fs = std::filesystem;
+
+namespace {
+
+int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+std::vector<std::string> split_args(const std::string& args) {
+  std::istringstream in(args);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// Launches headspec ARGS (stdout and stderr to files in dir), waits until `checkpoint`
+// exists, then a random 0–`max_delay_ms` ms more, sends `sig` and returns the exit
+// status (-1 if it did not exit normally).
+int interrupt_run(const std::string& args, const fs::path& checkpoint, const fs::path& dir, int max_delay_ms,
+                  std::string& err, int& delay_ms, int sig = SIGINT) {
+  std::random_device rd;
+  delay_ms = static_cast<int>(rd() % static_cast<unsigned>(max_delay_ms + 1));
+  std::vector<std::string> words = split_args(args);
+  words.insert(words.begin(), HEADSPEC_BINARY);
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const std::string err_path = (dir / "interrupted.err").string(), out_path = (dir / "interrupted.out").string();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, STDOUT_FILENO);
+    dup2(e, STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int raw = 0;
+  bool exited = false;
+  // Until the first periodic checkpoint is there (or the run ended, which the caller reports).
+  for (int i = 0; i < 60000 && !fs::exists(checkpoint); ++i) {
+    if (waitpid(pid, &raw, WNOHANG) == pid) {
+      exited = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!exited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    kill(pid, sig);
+    waitpid(pid, &raw, 0);
+  }
+  err = read_file(err_path);
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+}
+
+// The sidecar less the fields that record how the run was made (argv, resumed_from).
+nlohmann::json sidecar_without_resume(const fs::path& csv) {
+  nlohmann::json j = nlohmann::json::parse(read_file(csv.string() + ".json"));
+  j.erase("argv");
+  j.erase("resumed_from");
+  return j;
+}
+
+// The whole contract for one command line: `args` must run for a second or so, with
+// --checkpoint-every `every` small against its T.
+void check_interrupt_and_resume(const std::string& name, const std::string& args, const std::string& every,
+                                const std::string& other_flags, int sig = SIGINT) {
+  SCOPED_TRACE(name);
+  const auto dir = fresh_dir("ckpt_cli_" + name);
+  const fs::path plain = dir / "plain.csv", resumed = dir / "resumed.csv", ckpt = dir / "run.ckpt";
+  const auto ref = run_cli(args + " --out " + plain.string());
+  ASSERT_EQ(ref.status, 0) << ref.err;
+
+  std::string err;
+  int delay = 0;
+  const int status = interrupt_run(args + " --out " + resumed.string() + " --checkpoint " + ckpt.string() +
+                                       " --checkpoint-every " + every,
+                                   ckpt, dir, 100, err, delay, sig);
+  SCOPED_TRACE(std::string(sig == SIGINT ? "SIGINT " : "SIGTERM ") + std::to_string(delay) +
+               " ms after the first checkpoint");
+  ASSERT_EQ(status, 130) << "the run must still be going when interrupted (make it longer?)\n" << err;
+  EXPECT_NE(err.find("--resume"), std::string::npos) << err;
+  ASSERT_TRUE(fs::exists(ckpt));
+  EXPECT_FALSE(fs::exists(resumed)) << "an interrupted run writes no output";
+  const std::string good = read_file(ckpt);
+
+  // Damaged checkpoints: a byte flipped at random, truncated, of another format version; and
+  // one resumed with other flags. Each is refused with one line, nothing written, the file kept.
+  std::mt19937 gen(std::random_device{}());
+  std::string flipped = good;
+  const std::size_t at = gen() % flipped.size();
+  flipped[at] = static_cast<char>(flipped[at] ^ (1 << (gen() % 8)));
+  std::string other_version = good;
+  other_version.replace(other_version.find("format 1\n"), 9, "format 2\n");
+  const fs::path bad = dir / "bad.ckpt";
+  for (const auto& [what, bytes, extra] :
+       {std::tuple{"flipped byte", flipped, std::string()},
+        std::tuple{"truncated", good.substr(0, good.size() / 2), std::string()},
+        std::tuple{"other version", other_version, std::string()},
+        std::tuple{"other flags", good, other_flags}}) {
+    SCOPED_TRACE(what);
+    { std::ofstream(bad, std::ios::binary) << bytes; }
+    const auto r = run_cli(args + " " + extra + " --out " + resumed.string() + " --resume " + bad.string());
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(resumed));
+    EXPECT_FALSE(fs::exists(resumed.string() + ".json"));
+    EXPECT_EQ(read_file(bad), bytes) << "a refused checkpoint is left as it was";
+  }
+
+  const auto r = run_cli(args + " --out " + resumed.string() + " --resume " + ckpt.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(resumed), read_file(plain)) << "the resumed CSV differs from the uninterrupted one";
+  EXPECT_EQ(sidecar_without_resume(resumed), sidecar_without_resume(plain));
+  const auto meta = nlohmann::json::parse(read_file(resumed.string() + ".json"));
+  EXPECT_EQ(meta["resumed_from"], ckpt.string());
+  EXPECT_FALSE(fs::exists(ckpt)) << "a completed run removes its checkpoint";
+  fs::remove_all(dir);
+}
+
+TEST(CheckpointCli, DenseSimulationResumesToTheSameBytes) {
+  check_interrupt_and_resume("dense",
+                             "simulate --engine dense --D 400 --L 4 --T 100 --record-every 1 --test-samples 200 "
+                             "--runs 2",
+                             "10",
+                             "--lr 0.5");
+}
+
+// (SIGTERM here, SIGINT elsewhere.)
+TEST(CheckpointCli, GramSimulationResumesToTheSameBytes) {
+  check_interrupt_and_resume("gram",
+                             "simulate --engine gram --D 1000 --L 4 --T 120 --record-every 2 --test-samples 200",
+                             "5",
+                             "--seed 2", SIGTERM);
+}
+
+TEST(CheckpointCli, TheoryWithFixedSamplesResumesToTheSameBytes) {
+  check_interrupt_and_resume("theory_fixed",
+                             "theory --L 4 --mc 1000 --dt 0.1 --T 60 --record-every 0.5 --init-D 200",
+                             "3",
+                             "--q0 0.5");
+}
+
+TEST(CheckpointCli, TheoryWithResampledSamplesResumesToTheSameBytes) {
+  check_interrupt_and_resume("theory_resampled",
+                             "theory --L 4 --mc 1000 --mc-resample --dt 0.05 --T 30 --record-every 0.5 --init-D 200",
+                             "2",
+                             "--integrator heun");
+}
+
+TEST(CheckpointCli, MnistResumesToTheSameBytes) {
+  HEADSPEC_REQUIRE_REAL_MNIST(data);
+  check_interrupt_and_resume("mnist",
+                             "mnist --data " + data + " --H 3 --L 4 --T 20 --record-every 1 --test-samples 100 "
+                             "--runs 2",
+                             "2",
+                             "--split-seed 2");
+}
+
+TEST(CheckpointCli, BadFlagsAreRefusedBeforeAnythingRuns) {
+  const auto dir = fresh_dir("ckpt_cli_bad");
+  const fs::path out = dir / "o.csv";
+  for (const std::string& bad : std::vector<std::string>{
+           "--checkpoint-every 1", "--checkpoint " + (dir / "no" / "c").string(), "--resume " + (dir / "none").string(),
+        "--checkpoint " + (dir / "c").string() + " --checkpoint-every -1"}) {
+    const auto r = run_cli("simulate --D 200 --T 1 " + bad + " --out " + out.string());
+    EXPECT_EQ(r.status, 2) << bad << "\n" << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_FALSE(fs::exists(out)) << bad;
+  }
+  // A checkpoint of one command is refused by another.
+  const fs::path ckpt = dir / "sim.ckpt";
+  std::string err;
+  int delay = 0;
+  ASSERT_EQ(interrupt_run("simulate --engine gram --D 1000 --L 4 --T 100000 --record-every 100 --checkpoint-every 1 "
+                          "--checkpoint " + ckpt.string(),
+                          ckpt, dir, 0, err, delay),
+            130)
+      << err;
+  const auto r = run_cli("theory --L 4 --mc 200 --T 1 --init-D 200 --out " + out.string() + " --resume " + ckpt.string());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("command"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove_all(dir);
+}
+
+// A divergence stops every engine with status 3 and a message naming the time and the
+// learning rate, keeping the rows recorded before it (INTERFACE.md "Errors").
+TEST(DivergenceCli, EveryEngineStopsWithStatus3AndKeepsItsRows) {
+  const auto dir = fresh_dir("divergence_cli");
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"dense", "simulate --engine dense --D 300 --L 4 --T 50 --record-every 0.1 --activation linear --lr 1e3"},
+      {"gram", "simulate --engine gram --D 300 --L 4 --T 50 --record-every 0.1 --activation linear --lr 1e3"},
+      {"theory", "theory --L 4 --mc 500 --lr 1e3 --dt 0.5 --T 50 --record-every 0.5 --init-D 200"},
+  };
+  const std::string data = headspec::testing::real_mnist_dir();
+  if (!data.empty())
+    cases.push_back({"mnist", "mnist --data " + data +
+                                  " --H 2 --L 4 --T 50 --record-every 0.1 --test-samples 50 --activation linear "
+                                  "--lr 1e3"});
+  for (const auto& [name, args] : cases) {
+    SCOPED_TRACE(name);
+    const fs::path out = dir / (name + ".csv");
+    const auto r = run_cli(args + " --out " + out.string());
+    EXPECT_EQ(r.status, 3) << r.err;
+    EXPECT_NE(r.err.find("diverged"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("at t = "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--lr (now 1000)"), std::string::npos) << r.err;
+    const std::string csv = read_file(out);
+    EXPECT_GE(count_lines(csv), 2) << "the row at t = 0 is kept";
+    const auto meta = nlohmann::json::parse(read_file(out.string() + ".json"));
+    EXPECT_TRUE(meta.contains("diverged") || meta["runs_summary"][0].contains("diverged_at")) << meta.dump();
+  }
+  if (data.empty()) GTEST_SKIP() << "data/mnist is absent: the MNIST engine's divergence was not tested";
+  fs::remove_all(dir);
+}
+
+}  // namespace
