@@ -42,10 +42,9 @@ enum class StreamChunk {
   /// 32 normals (16 Philox blocks, one vectorised batch) and 4 uniforms (2 blocks), for
   /// streams that draw a few dozen numbers (a step of the reduced engine). The uniforms are
   /// fill_uniform's numbers (uniform j is word j mod 2 of block j/2 in both layouts); the
-  /// normals are fill_normal's construction on groups of 16 blocks instead of 64 — normal
-  /// 32g + 16w + b from word w of block 16g + b, rejections from that word's own secondary
-  /// blocks — so normals 0..15 equal fill_normal's and the rest are other draws of the
-  /// same law.
+  /// normals are fill_normal's numbers in another order — normal 32g + 16w + b is the one
+  /// of word w of block 16g + b (fill_normal groups 64 blocks, Batch 16) — so they have
+  /// fill_normal's law exactly, and normals 0..15 are fill_normal's 0..15.
   Batch,
 };
 
