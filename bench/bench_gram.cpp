@@ -9,6 +9,8 @@
 
 #include "headspec/dense_engine.hpp"
 #include "headspec/gram_engine.hpp"
+#include "headspec/random.hpp"
+#include "headspec/wishart.hpp"
 
 using namespace headspec;
 
@@ -77,6 +79,41 @@ void BM_GramOverDense_D1e4_L10_H2(benchmark::State& state) {
   state.counters["gram_us/step"] = 1e6 * t_gram / n;
 }
 BENCHMARK(BM_GramOverDense_D1e4_L10_H2)->Unit(benchmark::kMillisecond);
+
+// The draws of one step at L = 5, H = 2, F = 2 (flip prior: ℓ*, one sign, 25 frame
+// coordinates, the 2 × 2 Bartlett factor at D = 10^5) from a fresh stream per step, as the
+// engine draws them, with StreamChunk::Group (128 normals and 128 uniforms per refill, the
+// engine's streams before) and StreamChunk::Batch (32 and 4, the engine's now): the ratio
+// in one process, timed back to back (thread CPU time).
+void BM_StepDrawsGroupOverBatch(benchmark::State& state) {
+  const BartlettSampler bartlett(2, 100000.0 - 5);
+  RowMatrix T;
+  double sink = 0;
+  const auto draws = [&](StreamChunk chunk, uint64_t n) {
+    RandomStream rng(StreamId{1, Purpose::Train, 5, n}, chunk);
+    sink += rng.below(5) + rng.coin();
+    for (int k = 0; k < 25; ++k) sink += rng.normal();
+    bartlett(rng, T);
+    sink += T(1, 0);
+  };
+  uint64_t n = 0;
+  double t_group = 0, t_batch = 0;
+  for (auto _ : state) {
+    const double a = thread_cpu_seconds();
+    for (int k = 0; k < 200; ++k) draws(StreamChunk::Group, n + k);
+    const double b = thread_cpu_seconds();
+    for (int k = 0; k < 200; ++k) draws(StreamChunk::Batch, n + k);
+    const double c = thread_cpu_seconds();
+    n += 200;
+    t_group += b - a;
+    t_batch += c - b;
+  }
+  benchmark::DoNotOptimize(sink);
+  state.counters["ratio"] = t_group / t_batch;
+  state.counters["group_ns/step"] = 1e9 * t_group / n;
+  state.counters["batch_ns/step"] = 1e9 * t_batch / n;
+}
+BENCHMARK(BM_StepDrawsGroupOverBatch)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

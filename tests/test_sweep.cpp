@@ -219,8 +219,8 @@ TEST(SweepCli, SummaryTimesAreTheDetectorOnTheTidyRows) {
 TEST(SweepCli, StopRuleStopsAtTheFirstRecordAboveDelta) {
   // flip ν = (2, 8): direction 1 has mean √2, direction 2 mean zero; the run must stop at
   // the first record at which direction 2's spread exceeds δ, with the rows of the full run.
-  // (At D = 200 these four runs specialise at t = 8.5, 16.5, 4.5 and 16.)
-  const std::string cmd = "simulate --engine gram --D 200 --nu 2,8 --L 5 --H 2 --T 40 --record-every 0.5 --runs 4 "
+  // (At D = 200 these four runs specialise at t = 3.5, 53.5, 7.5 and 33.)
+  const std::string cmd = "simulate --engine gram --D 200 --nu 2,8 --L 5 --H 2 --T 80 --record-every 0.5 --runs 4 "
                           "--test-samples 20 --delta 0.2";
   const auto full = run_cli(cmd), stopped = run_cli(cmd + " --stop-when-specialised");
   ASSERT_EQ(full.status, 0) << full.err;
@@ -241,7 +241,7 @@ TEST(SweepCli, StopRuleStopsAtTheFirstRecordAboveDelta) {
           std::stod(fr[i].at("M_2_2"));
       if (head_spread(M, 1) > 0.2) first = i;
     }
-    ASSERT_LT(first, fr.size()) << "run " << run << " never specialised by T = 40";
+    ASSERT_LT(first, fr.size()) << "run " << run << " never specialised by T = 80";
     ASSERT_EQ(sr.size(), first + 1) << "run " << run;
     for (std::size_t i = 0; i < sr.size(); ++i) EXPECT_EQ(sr[i], fr[i]);
   }

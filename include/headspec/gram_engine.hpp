@@ -3,10 +3,12 @@
 // dimension D as a Markov chain on the keys' coordinates in an orthonormal frame of
 // r = F + 1 + H vectors. Same law as DenseEngine at the same D; cost independent of D.
 #include <memory>
+#include <optional>
 
 #include "headspec/kernel.hpp"
 #include "headspec/model.hpp"
 #include "headspec/simulation.hpp"
+#include "headspec/wishart.hpp"
 
 namespace headspec {
 
@@ -49,10 +51,10 @@ class GramEngine final : public SgdEngine {
   RowMatrix kappa_;     // H × r
   Eigen::VectorXd c_, c_grad_;
   AttentionKernel kernel_;
-  // Work space of one step.
-  RowMatrix omega_, S_, J_, G_, dK_, T_, A_, C_;
-  Eigen::MatrixXd all_G_, At_;  // all_G_: Ĝᵀ, the B·L × H gradient coefficients of a step
-  Eigen::HouseholderQR<Eigen::MatrixXd> qr_, g_qr_;
+  std::optional<BartlettSampler> outside_;  // the step's out-of-frame factor, when D − r ≥ 1
+  // Work space of one step, sized once: a step allocates nothing.
+  RowMatrix omega_, S_, J_, dK_, T_, C_;
+  Eigen::MatrixXd all_G_, At_;  // Ĝᵀ (B·L × H) and Aᵀ ((H + m) × H), factorised in place
   Eigen::VectorXd g_, theta_;
   bool diverged_ = false;
 };

@@ -27,22 +27,49 @@ Eigen::MatrixXd psd_factor(const Eigen::MatrixXd& cov) {
   return ldlt.transpositionsP().transpose() * L;
 }
 
-// Replaces the rows of `coef` (H × n, n ≥ H: coordinates of H vectors in an orthonormal
-// basis) by their coordinates in an orthonormal basis of H vectors spanning them (padded
-// when they have lower rank): the thin QR coefᵀ = Q R gives coef = Rᵀ Qᵀ, the rows of Qᵀ
-// are the new basis and Rᵀ (H × H, lower triangular) the new coordinates. Householder QR
-// keeps the basis orthonormal to rounding whatever the rank. The signs are fixed so that
-// the diagonal is non-negative (a frame vector may be replaced by its opposite).
-void reorthonormalise(const RowMatrix& coef, Eigen::MatrixXd& work, Eigen::HouseholderQR<Eigen::MatrixXd>& qr,
-                      Eigen::Ref<RowMatrix> out) {
-  const int H = static_cast<int>(coef.rows());
-  work = coef.transpose();
-  qr.compute(work);
-  out.setZero();
-  const auto& packed = qr.matrixQR();
+// R of the thin QR X = Q R, in place, for a column-major rows × cols matrix X with few
+// columns (H): Householder reflections as in Eigen's HouseholderQR (the reflector of column
+// k is skipped when the column below the diagonal is zero to the smallest normal double,
+// so a rank-deficient X gives an exactly zero R_kk), written out because Eigen's dynamic-size
+// QR of a 7 × 2 matrix costs more in dispatch than in arithmetic. On return the upper
+// trapezoid of the first min(rows, cols) rows holds R; the rest of X is overwritten.
+void householder_r(double* x, int rows, int cols) {
+  const int reflections = std::min(rows, cols);
+  for (int k = 0; k < reflections; ++k) {
+    double* col = x + static_cast<std::ptrdiff_t>(k) * rows;
+    double tail = 0;
+    for (int i = k + 1; i < rows; ++i) tail += col[i] * col[i];
+    const double c0 = col[k];
+    if (tail <= std::numeric_limits<double>::min()) continue;  // already upper triangular here
+    double beta = std::sqrt(c0 * c0 + tail);
+    if (c0 >= 0) beta = -beta;
+    const double tau = (beta - c0) / beta, scale = 1.0 / (c0 - beta);
+    for (int i = k + 1; i < rows; ++i) col[i] *= scale;  // the reflector v = (1, col[k+1..])
+    col[k] = beta;
+    for (int j = k + 1; j < cols; ++j) {
+      double* other = x + static_cast<std::ptrdiff_t>(j) * rows;
+      double w = other[k];
+      for (int i = k + 1; i < rows; ++i) w += col[i] * other[i];
+      w *= tau;
+      other[k] -= w;
+      for (int i = k + 1; i < rows; ++i) other[i] -= w * col[i];
+    }
+  }
+}
+
+// New coordinates of H vectors given their coordinates in an orthonormal system: with
+// coefᵀ = Q R (coefᵀ in `work`, n × H, n ≥ H, factorised in place), coef = Rᵀ Qᵀ, the rows
+// of Qᵀ are an orthonormal basis of H vectors spanning them (padded when they have lower
+// rank) and Rᵀ (H × H, lower triangular) the coordinates in it. Householder QR keeps the
+// basis orthonormal to rounding whatever the rank. The signs are fixed so that the diagonal
+// is non-negative (a frame vector may be replaced by its opposite).
+void reorthonormalise(Eigen::MatrixXd& work, Eigen::Ref<RowMatrix> out) {
+  const int n = static_cast<int>(work.rows()), H = static_cast<int>(work.cols());
+  householder_r(work.data(), n, H);
   for (int j = 0; j < H; ++j) {
-    const double sign = packed(j, j) < 0 ? -1.0 : 1.0;
-    for (int h = j; h < H; ++h) out(h, j) = sign * packed(j, h);
+    const double sign = work(j, j) < 0 ? -1.0 : 1.0;
+    for (int h = 0; h < j; ++h) out(h, j) = 0.0;
+    for (int h = j; h < H; ++h) out(h, j) = sign * work(j, h);
   }
 }
 
@@ -64,11 +91,18 @@ GramEngine::GramEngine(const ModelSpec& model, int64_t D, uint32_t seed)
       omega_(L_, r_),
       S_(H_, L_),
       J_(H_, L_),
-      G_(H_, L_),
       dK_(H_, r_),
       all_G_(model.batch * model.L, model.H),
       g_(L_),
       theta_(F_) {
+  if (outside_dof_ >= 1) {
+    outside_.emplace(std::min(model.batch * L_, H_), outside_dof_);
+    T_.resize(outside_->rows(), outside_->cols());
+    C_.resize(H_, outside_->rows());
+    At_.resize(H_ + outside_->cols(), H_);
+  } else {
+    At_.resize(H_, H_);
+  }
   const double sd = std::sqrt(model.q0), inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));
   // Coordinates on u_f/√D and v*/√D: k_h·e_i/√D for i ≤ F, the dense engine's numbers with
   // its arithmetic (√q0·x, then /√D), so M(0) and R(0) agree to the last bit.
@@ -83,8 +117,9 @@ GramEngine::GramEngine(const ModelSpec& model, int64_t D, uint32_t seed)
   // Bartlett factor (lower triangular, positive diagonal), padded with zero columns when
   // D − F − 1 < H.
   RandomStream rng(StreamId{seed_, Purpose::KeyInit, static_cast<uint32_t>(H_), 0});
-  sample_bartlett(rng, H_, static_cast<double>(D - F_ - 1), T_);
-  kappa_.block(0, F_ + 1, H_, T_.cols()) = (sd * inv_sqrt_d) * T_;
+  RowMatrix initial;
+  sample_bartlett(rng, H_, static_cast<double>(D - F_ - 1), initial);
+  kappa_.block(0, F_ + 1, H_, initial.cols()) = (sd * inv_sqrt_d) * initial;
 }
 
 EngineFactory GramEngine::factory(const ModelSpec& model, int64_t D) {
@@ -94,48 +129,65 @@ EngineFactory GramEngine::factory(const ModelSpec& model, int64_t D) {
 void GramEngine::set_state(const OrderParameters& op) {
   kappa_.leftCols(F_) = op.M;
   kappa_.col(F_) = op.R;
-  const RowMatrix factor = psd_factor(op.orthogonal());
-  Eigen::HouseholderQR<Eigen::MatrixXd> qr;
-  reorthonormalise(factor, At_, qr, kappa_.rightCols(H_));
+  Eigen::MatrixXd work = psd_factor(op.orthogonal()).transpose();
+  reorthonormalise(work, kappa_.rightCols(H_));
   c_ = op.c;
 }
 
 // One step n (MODEL.md §9 with batch B; docs/gram-engine.md "Algorithm"). Sample b draws
-// from the stream (seed, Train, lane b(L+1)+L, step n) — the dense engine's stream of that
-// sample's ℓ*, θ and label noise, so those coincide — then its L × r frame coordinates ω;
-// sample 0's stream also gives the Bartlett factor of the step's out-of-frame noise.
+// from the stream (seed, Train, lane b(L+1)+L, step n) — the dense engine's lane of that
+// sample's ℓ*, θ and label noise, and the same ℓ*, θ (uniforms are the same numbers in both
+// chunk layouts) — then its L × r frame coordinates ω; sample 0's stream also gives the
+// Bartlett factor of the step's out-of-frame noise. The stream computes 32 normals and 4
+// uniforms at a time (StreamChunk::Batch), about what a step at L = 5, H = 2 draws.
 void GramEngine::step(uint64_t n) {
-  const int B = model_.batch;
+  const int B = model_.batch, F = F_, H = H_, L = L_, r = r_;
   const double eps = model_.lr / (B * static_cast<double>(D_));
+  const bool learned = model_.readout == Readout::Learned;
+  const double noise_sd = std::sqrt(model_.noise);
   dK_.setZero();
-  c_grad_.setZero();
-  const int q = std::min(B * L_, H_);  // rank bound of the out-of-frame update
+  if (learned) c_grad_.setZero();
   for (int b = 0; b < B; ++b) {
-    RandomStream rng(StreamId{seed_, Purpose::Train, static_cast<uint32_t>(b * (L_ + 1) + L_), n});
-    const int lstar = static_cast<int>(rng.below(L_));
+    RandomStream rng(StreamId{seed_, Purpose::Train, static_cast<uint32_t>(b * (L + 1) + L), n}, StreamChunk::Batch);
+    const int lstar = static_cast<int>(rng.below(L));
     model_.prior.sample(rng, theta_.data());
     const double xi = model_.noise > 0 ? rng.normal() : 0.0;
     // Token ℓ = Σ_i ω_ℓi b_i + z⊥_ℓ; the spike θ_f u_f/√D = θ_f b_f lies in the frame.
-    for (int l = 0; l < L_; ++l)
-      for (int i = 0; i < r_; ++i) omega_(l, i) = rng.normal();
-    for (int f = 0; f < F_; ++f) omega_(lstar, f) += theta_[f];
-    if (b == 0 && outside_dof_ >= 1) sample_bartlett(rng, q, outside_dof_, T_);
+    double* omega = omega_.data();  // row-major L × r
+    for (int k = 0; k < L * r; ++k) omega[k] = rng.normal();
+    for (int f = 0; f < F; ++f) omega[lstar * r + f] += theta_[f];
+    if (b == 0 && outside_) (*outside_)(rng, T_);
 
     // Scores s_hℓ = x_ℓ·k_h/√D = Σ_i κ_hi ω_ℓi; values g_ℓ = ω_ℓ,F+1 (MODEL.md §9 step 3).
-    S_.noalias() = kappa_ * omega_.transpose();
-    g_ = omega_.col(F_);
+    for (int h = 0; h < H; ++h) {
+      const double* kh = kappa_.data() + h * r;
+      for (int l = 0; l < L; ++l) {
+        const double* wl = omega + l * r;
+        double s = 0;
+        for (int i = 0; i < r; ++i) s += kh[i] * wl[i];
+        S_(h, l) = s;
+      }
+    }
+    for (int l = 0; l < L; ++l) g_[l] = omega[l * r + F];
     kernel_.forward(S_, g_, c_);
-    const double y = g_[lstar] + std::sqrt(model_.noise) * xi;
+    const double y = g_[lstar] + noise_sd * xi;
     const double res = kernel_.output() - y;
     if (!std::isfinite(res)) diverged_ = true;
     kernel_.apply_jacobian(g_, J_);
-    G_ = res * J_;
-    dK_.noalias() += G_ * omega_;
-    all_G_.middleRows(b * L_, L_) = G_.transpose();
-    if (model_.readout == Readout::Learned) c_grad_ += res * kernel_.head_outputs();
+    // G = r J; Σ_b G^b ω^b and Ĝᵀ.
+    for (int h = 0; h < H; ++h) {
+      double* dk = dK_.data() + h * r;
+      for (int l = 0; l < L; ++l) {
+        const double G = res * J_(h, l);
+        all_G_(b * L + l, h) = G;
+        const double* wl = omega + l * r;
+        for (int i = 0; i < r; ++i) dk[i] += G * wl[i];
+      }
+    }
+    if (learned) c_grad_ += res * kernel_.head_outputs();
   }
   // In-frame part of k_h ← k_h − (η/(B√D)) Σ_b Σ_ℓ G_hℓ x_ℓ (MODEL.md §4), in κ units.
-  kappa_.noalias() -= eps * dK_;
+  for (int k = 0; k < H * r; ++k) kappa_.data()[k] -= eps * dK_.data()[k];
 
   // Out-of-frame part Y = −ε Σ_b G^b Z^b = −ε Ĝ Z, with Ĝ = (G^1 … G^B) (H × BL) and Z
   // (BL × (D−r)) i.i.d. N(0,1), independent of Ĝ (which only depends on frame
@@ -146,21 +198,24 @@ void GramEngine::step(uint64_t n) {
   // H vectors in the H + m orthonormal directions (frame, N): re-orthonormalise them back to
   // H frame vectors. Identical rows of Ĝ give rows of C equal to rounding (a QR, unlike a
   // Cholesky of Ĝ Ĝᵀ, never takes the square root of a rounding error): identical heads
-  // stay identical to 10^-16 per step.
-  const int m = outside_dof_ >= 1 ? static_cast<int>(T_.cols()) : 0;
-  A_.resize(H_, H_ + m);
-  A_.leftCols(H_) = kappa_.rightCols(H_);
-  if (m > 0) {
-    g_qr_.compute(all_G_);
-    C_.setZero(H_, q);
-    const auto& packed = g_qr_.matrixQR();
-    for (int j = 0; j < q; ++j)
-      for (int h = j; h < H_; ++h) C_(h, j) = packed(j, h);
-    A_.rightCols(m).noalias() = (-eps) * (C_ * T_);
+  // stay identical to 10^-16 per step. At_ holds Aᵀ = [κ_⊥ | −ε C T]ᵀ, column h for head h.
+  for (int h = 0; h < H; ++h)
+    for (int i = 0; i < H; ++i) At_(i, h) = kappa_(h, F + 1 + i);
+  if (outside_) {
+    const int q = outside_->rows(), m = outside_->cols();
+    householder_r(all_G_.data(), static_cast<int>(all_G_.rows()), H);
+    for (int h = 0; h < H; ++h)
+      for (int j = 0; j < q; ++j) C_(h, j) = j <= h ? all_G_(j, h) : 0.0;
+    for (int h = 0; h < H; ++h)
+      for (int j = 0; j < m; ++j) {
+        double s = 0;  // (C T)_hj: T is lower trapezoidal, C lower triangular
+        for (int k = j; k <= std::min(h, q - 1); ++k) s += C_(h, k) * T_(k, j);
+        At_(H + j, h) = -eps * s;
+      }
   }
-  reorthonormalise(A_, At_, qr_, kappa_.rightCols(H_));
+  reorthonormalise(At_, kappa_.rightCols(H));
 
-  if (model_.readout == Readout::Learned) c_ -= (model_.readout_lr / (B * static_cast<double>(D_))) * c_grad_;
+  if (learned) c_ -= (model_.readout_lr / (B * static_cast<double>(D_))) * c_grad_;
 }
 
 void GramEngine::save_state(StateWriter& out) const {

@@ -68,19 +68,28 @@ double ziggurat_slow(const detail::PhiloxStream& s, uint32_t block, unsigned h, 
   }
 }
 
-void normal_group(const detail::PhiloxStream& s, uint64_t group, double* out) {
-  const auto c0 = static_cast<uint32_t>(group * kBlocks);
+// The 2·blocks normals of blocks [c0, c0 + blocks): word h of block c0 + b gives out[h·blocks + b].
+void normal_blocks(const detail::PhiloxStream& s, uint32_t c0, std::size_t blocks, double* out) {
   uint64_t reject[2];
-  detail::ziggurat_blocks(s, c0, kBlocks, detail::ziggurat_tables().x, out, out + kBlocks, reject);
+  detail::ziggurat_blocks(s, c0, blocks, detail::ziggurat_tables().x, out, out + blocks, reject);
   for (unsigned h = 0; h < 2; ++h)
     for (uint64_t m = reject[h]; m != 0; m &= m - 1) {
       const unsigned b = static_cast<unsigned>(__builtin_ctzll(m));
-      double& x = out[h * kBlocks + b];
+      double& x = out[h * blocks + b];
       uint64_t w;  // ziggurat_blocks left the word here
       std::memcpy(&w, &x, sizeof w);
       x = ziggurat_slow(s, c0 + b, h, w);
     }
 }
+
+void normal_group(const detail::PhiloxStream& s, uint64_t group, double* out) {
+  normal_blocks(s, static_cast<uint32_t>(group * kBlocks), kBlocks, out);
+}
+
+// StreamChunk::Batch: normals in groups of one vectorised Philox batch, uniforms 2 blocks at a time.
+constexpr std::size_t kBatchBlocks = detail::kPhiloxBatch;
+constexpr int kBatchNormals = 2 * kBatchBlocks;
+constexpr int kBatchUniforms = 4;
 
 void uniform_group(const detail::PhiloxStream& s, uint64_t group, double* out) {
   detail::philox_open_uniforms(s, static_cast<uint32_t>(group * kBlocks), kBlocks, out);
@@ -116,28 +125,40 @@ void fill_uniform(const StreamId& id, uint64_t first, double* out, std::size_t n
   fill_grouped(id, first, out, n, uniform_group);
 }
 
-RandomStream::RandomStream(StreamId id) : uniform_id_(id), normal_id_(id) {
+static_assert(kBatchNormals <= 128 && kBatchUniforms % 2 == 0, "a refill fits RandomStream's buffers");
+
+RandomStream::RandomStream(StreamId id, StreamChunk chunk)
+    : uniform_id_(id),
+      normal_id_(id),
+      chunk_(chunk),
+      ulen_(chunk == StreamChunk::Group ? kBuffer : kBatchUniforms),
+      nlen_(chunk == StreamChunk::Group ? kBuffer : kBatchNormals),
+      upos_(ulen_),
+      npos_(nlen_) {
   uniform_id_.lane = 2 * id.lane;
   normal_id_.lane = 2 * id.lane + 1;
 }
 
-double RandomStream::uniform() {
-  if (upos_ == kBuffer) {
+void RandomStream::refill_uniforms() {
+  if (chunk_ == StreamChunk::Group)
     fill_uniform(uniform_id_, uniform_next_, ubuf_, kBuffer);
-    uniform_next_ += kBuffer;
-    upos_ = 0;
-  }
-  return ubuf_[upos_++];
+  else  // the same numbers as fill_uniform's, without computing its whole group
+    detail::philox_open_uniforms(philox_stream(uniform_id_), static_cast<uint32_t>(uniform_next_ / 2),
+                                 kBatchUniforms / 2, ubuf_);
+  uniform_next_ += ulen_;
+  upos_ = 0;
 }
 
-double RandomStream::normal() {
-  if (npos_ == kBuffer) {
+void RandomStream::refill_normals() {
+  if (chunk_ == StreamChunk::Group)
     fill_normal(normal_id_, normal_next_, nbuf_, kBuffer);
-    normal_next_ += kBuffer;
-    npos_ = 0;
-  }
-  return nbuf_[npos_++];
+  else
+    normal_blocks(philox_stream(normal_id_), static_cast<uint32_t>(normal_next_ / kBatchNormals * kBatchBlocks),
+                  kBatchBlocks, nbuf_);
+  normal_next_ += nlen_;
+  npos_ = 0;
 }
+
 
 uint32_t RandomStream::below(uint32_t n) {
   // floor(n u) with u in (0,1) of 53 bits: bias below 2^-21 for n < 2^32.
