@@ -64,7 +64,8 @@ def test_quick_figure(number, tmp_path):
             rows = f.readlines()
         # A sweep's rows start with its grid keys (e.g. D), then the columns of `simulate`.
         columns = header[header.index("run"):]
-        sidecar = json.loads(open(path + ".json").read())
+        with open(path + ".json") as f:
+            sidecar = json.load(f)
         readout = (sidecar.get("model") or sidecar["base_model"])["readout"]
         assert columns == expected_columns(columns, readout == "learned"), path
         assert len(rows) >= 10, path

@@ -20,5 +20,8 @@ def test_readme_has_examples():
 def test_every_readme_example_runs(tmp_path):
     for block in readme_examples():
         script = block.replace("build/headspec", BINARY)
-        res = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True)
+        # OpenMPI refuses to start as root unless told it may (CI runs the tests as root).
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        res = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                             env=env)
         assert res.returncode == 0, f"README example failed:\n{block}\n{res.stderr}"
