@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -67,7 +68,7 @@ void union_row(const Record& r, bool learned, const std::vector<std::size_t>& in
   for (std::size_t k = 0; k < values.size(); ++k) cells[index[k]] = fmt::format("{}", values[k]);
 }
 
-int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv) {
+int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv, bool check_only) {
   // Everything, every grid value included, is checked before anything runs or is written.
   const bool theory = o.engine == "theory";
   if (!theory) {
@@ -124,6 +125,11 @@ int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv) {
       throw UsageError(fmt::format("--grid: at {}: {}", where.empty() ? "the only point" : where, e.what()));
     }
   }
+
+  // The (point, run) tasks are counted in an int.
+  if (static_cast<int64_t>(points.size()) * o.runs > std::numeric_limits<int>::max())
+    throw UsageError(fmt::format("--runs: {} grid points × {} runs is more than 2^31 - 1 runs", points.size(), o.runs));
+  if (check_only) return 0;
 
   // Every (point, run) pair is one task; run k of every point uses seed + k, so a task's
   // result depends neither on the thread that runs it nor on the grid's order.
@@ -266,7 +272,7 @@ Command add_sweep_command(CLI::App& app) {
                 "gram, dense: stop a run once every direction of prior mean zero has specialised");
   sub->add_option("--summary", opts->summary,
                   "CSV of final values per (point, run) with tau_f (and tau_tilde_f = tau_f / ln D)");
-  return {sub, [opts](const std::vector<std::string>& argv) { return run_sweep(*opts, argv); }};
+  return {sub, [opts](const std::vector<std::string>& argv, bool check_only) { return run_sweep(*opts, argv, check_only); }};
 }
 
 }  // namespace headspec::app
