@@ -20,12 +20,13 @@ struct BayesOptions {
   std::string method = "mc";
 };
 
-int run_bayes(const BayesOptions& o) {
+int run_bayes(const BayesOptions& o, bool check_only) {
   const ModelSpec model = make_model(o.model);
   if (o.samples < 2) throw UsageError(fmt::format("--samples: need at least 2, got {}", o.samples));
   if (o.seed < 0 || o.seed > 0xFFFFFFFFLL) throw UsageError(fmt::format("--seed: must be in [0, 2^32), got {}", o.seed));
   if (o.method != "mc" && o.method != "quadrature")
     throw UsageError(fmt::format("--method: unknown method '{}' (mc, quadrature)", o.method));
+  if (check_only) return 0;
   nlohmann::json out = provenance();
   out["command"] = "bayes";
   out["prior"] = model.prior.name();
@@ -56,7 +57,7 @@ Command add_bayes_command(CLI::App& app) {
   sub->add_option("--samples", opts->samples, "Monte Carlo samples")->capture_default_str();
   sub->add_option("--seed", opts->seed, "random seed")->capture_default_str();
   sub->add_option("--method", opts->method, "mc | quadrature (F = 1 only)")->capture_default_str();
-  return {sub, [opts](const std::vector<std::string>&) { return run_bayes(*opts); }};
+  return {sub, [opts](const std::vector<std::string>&, bool check_only) { return run_bayes(*opts, check_only); }};
 }
 
 }  // namespace headspec::app

@@ -26,7 +26,7 @@ std::string self_path() {
   return ec ? std::string("headspec") : p.string();
 }
 
-int run_figure(const FigureOptions& o) {
+int run_figure(const FigureOptions& o, bool check_only) {
   if (o.number < 1 || o.number > 14) throw UsageError(fmt::format("figure: N must be 1 … 14, got {}", o.number));
   const char* env_python = std::getenv("HEADSPEC_PYTHON");
   const std::string python = env_python ? env_python : "/usr/bin/python3";
@@ -37,6 +37,7 @@ int run_figure(const FigureOptions& o) {
     throw UsageError(fmt::format("figure: the figure scripts are missing ({})", script));
   if (::access(python.c_str(), X_OK) != 0)
     throw UsageError(fmt::format("figure: {} not found; run scripts/setup", python));
+  if (check_only) return 0;
   std::vector<std::string> args{python, script, std::to_string(o.number), "--out-dir", o.out_dir, "--binary",
                                 self_path()};
   if (o.quick) args.emplace_back("--quick");
@@ -61,7 +62,7 @@ Command add_figure_command(CLI::App& app) {
   sub->add_option("N", opts->number, "figure number, 1 … 14")->required();
   sub->add_flag("--quick", opts->quick, "reduced size (well under a minute on 2 cores)");
   sub->add_option("--out-dir", opts->out_dir, "output folder")->capture_default_str();
-  return {sub, [opts](const std::vector<std::string>&) { return run_figure(*opts); }};
+  return {sub, [opts](const std::vector<std::string>&, bool check_only) { return run_figure(*opts, check_only); }};
 }
 
 }  // namespace headspec::app

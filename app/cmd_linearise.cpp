@@ -115,7 +115,7 @@ nlohmann::json result_json(const LinearisationResult& r) {
   return j;
 }
 
-int run_linearise(const LineariseCliOptions& o, const std::vector<std::string>& argv) {
+int run_linearise(const LineariseCliOptions& o, const std::vector<std::string>& argv, bool check_only) {
   const ModelSpec model = make_model(o.model);
   LinearisationSpec spec = o.spec;
   spec.seed = checked_seed(o.seed);
@@ -147,6 +147,7 @@ int run_linearise(const LineariseCliOptions& o, const std::vector<std::string>& 
     if (o.predict_delta > 0 && !(std::isfinite(s0) && s0 > 0 && s0 < o.predict_delta))
       throw UsageError(fmt::format("--predict-s0: must be in (0, --predict-delta), got {}", s0));
   if (!o.out.empty()) check_output_path(o.out, "--out");
+  if (check_only) return 0;
 
   nlohmann::json out = provenance();
   out["command"] = "linearise";
@@ -250,7 +251,7 @@ Command add_linearise_command(CLI::App& app) {
       ->delimiter(',')
       ->capture_default_str();
   sub->add_option("--out", o->out, "JSON output file (stdout if absent)");
-  return {sub, [o](const std::vector<std::string>& argv) { return run_linearise(*o, argv); }};
+  return {sub, [o](const std::vector<std::string>& argv, bool check_only) { return run_linearise(*o, argv, check_only); }};
 }
 
 }  // namespace headspec::app

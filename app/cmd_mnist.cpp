@@ -47,7 +47,7 @@ std::pair<double, double> mean_variance(const std::vector<double>& x) {
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
-int run_mnist_command(const MnistOptions& o, const std::vector<std::string>& argv) {
+int run_mnist_command(const MnistOptions& o, const std::vector<std::string>& argv, bool check_only) {
   // Everything is checked, and the data loaded, before anything runs or is written.
   const auto nu = parse_list(o.model.nu, "--nu");
   if (nu.size() != 1)
@@ -65,6 +65,8 @@ int run_mnist_command(const MnistOptions& o, const std::vector<std::string>& arg
     throw UsageError("--batch: batch × (L + 1) must stay below 2^31");
   if (!o.keys_png.empty()) check_output_path(o.keys_png, "--keys");
   if (!o.tau_csv.empty()) check_output_path(o.tau_csv, "--tau");
+
+  if (check_only) return 0;  // before the digits are read: that is I/O, not a flag check
 
   const MnistDigits digits = load_mnist(o.data);
   const MnistSplit split = split_mnist(digits, o.train_fraction, static_cast<uint32_t>(o.split_seed));
@@ -193,7 +195,7 @@ Command add_mnist_command(CLI::App& app) {
   sub->add_option("--delta", opts->delta, "specialisation threshold δ (MODEL.md §10)")->capture_default_str();
   sub->add_option("--keys", opts->keys_png, "PNG of the final keys of run 0 as 28×28 tiles");
   sub->add_option("--tau", opts->tau_csv, "CSV of the specialisation time of every class direction and run");
-  return {sub, [opts](const std::vector<std::string>& argv) { return run_mnist_command(*opts, argv); }};
+  return {sub, [opts](const std::vector<std::string>& argv, bool check_only) { return run_mnist_command(*opts, argv, check_only); }};
 }
 
 }  // namespace headspec::app

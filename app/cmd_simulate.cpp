@@ -28,7 +28,7 @@ struct SimulateOptions {
   double delta = 0.2;
 };
 
-int run_simulate(const SimulateOptions& o, const std::vector<std::string>& argv) {
+int run_simulate(const SimulateOptions& o, const std::vector<std::string>& argv, bool check_only) {
   // Everything is checked before anything runs or is written.
   const ModelSpec model = make_model(o.model);
   validate_run(o.run);
@@ -52,6 +52,8 @@ int run_simulate(const SimulateOptions& o, const std::vector<std::string>& argv)
                           {"seed", sim.seed},          {"runs", sim.runs},
                           {"stop_when_specialised", o.stop_when_specialised}, {"delta", o.delta}};
   const CliCheckpointing checkpointing(o.checkpoint, params);
+
+  if (check_only) return 0;
 
   Progress progress("simulate", static_cast<double>(o.runs) * (sim.records() + 1));
   std::atomic<long long> done{0};
@@ -105,7 +107,7 @@ Command add_simulate_command(CLI::App& app) {
   sub->add_flag("--stop-when-specialised", opts->stop_when_specialised,
                 "stop a run at the first record at which every direction of prior mean zero has specialised");
   sub->add_option("--delta", opts->delta, "specialisation threshold δ (MODEL.md §10)")->capture_default_str();
-  return {sub, [opts](const std::vector<std::string>& argv) { return run_simulate(*opts, argv); }};
+  return {sub, [opts](const std::vector<std::string>& argv, bool check_only) { return run_simulate(*opts, argv, check_only); }};
 }
 
 }  // namespace headspec::app

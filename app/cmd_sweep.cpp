@@ -312,7 +312,13 @@ int write_results(const SweepOptions& o, const std::vector<std::string>& argv, c
   return status;
 }
 
-int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv) {
+int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv, bool check_only) {
+  if (check_only) {
+    // Checks the flags and the grid only: no ranks, and --work-dir is not created.
+    Plan plan;
+    prepare(o, false, plan);
+    return 0;
+  }
   SweepRanks ranks;
   const bool master = ranks.rank() == 0;
   // Every rank checks the flags; one line from the lowest rank that found a fault, and
@@ -448,7 +454,7 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--work-dir", opts->work_dir,
                   "folder keeping each finished (point, run), written atomically: the same command run again "
                   "(after a kill) computes only the runs not there");
-  return {sub, [opts](const std::vector<std::string>& argv) { return run_sweep(*opts, argv); }};
+  return {sub, [opts](const std::vector<std::string>& argv, bool check_only) { return run_sweep(*opts, argv, check_only); }};
 }
 
 }  // namespace headspec::app

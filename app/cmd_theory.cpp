@@ -30,7 +30,7 @@ struct TheoryCliOptions {
   double until_converged = 0;
 };
 
-int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv) {
+int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv, bool check_only) {
   // Everything is checked before anything runs or is written.
   const ModelSpec model = make_model(o.model);
   validate_run(o.run);
@@ -68,6 +68,8 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv) 
                       {"runs", o.runs},
                       {"time", "t = samples seen / D, as for simulate"}};
   const CliCheckpointing checkpointing(o.checkpoint, params);
+
+  if (check_only) return 0;
 
   Progress progress("theory", static_cast<double>(o.runs) * (o.run.T + o.run.record_every));
   const std::vector<TheoryResult> results = theory.run(
@@ -145,7 +147,7 @@ Command add_theory_command(CLI::App& app) {
   sub->add_flag("--keep-R", opts->keep_R, "keep R(0) from the draw and sample the value channel (general path)");
   sub->add_option("--until-converged", opts->until_converged,
                   "stop once every |derivative| is below this (--T is then the longest time)");
-  return {sub, [opts](const std::vector<std::string>& argv) { return run_theory(*opts, argv); }};
+  return {sub, [opts](const std::vector<std::string>& argv, bool check_only) { return run_theory(*opts, argv, check_only); }};
 }
 
 }  // namespace headspec::app

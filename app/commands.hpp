@@ -10,7 +10,8 @@ namespace headspec::app {
 struct Command {
   CLI::App* sub = nullptr;
   /// Runs the parsed command with the full command line (kept in sidecars); returns the exit status.
-  std::function<int(const std::vector<std::string>& argv)> run;
+  /// With check_only it returns 0 once every flag is checked, before anything runs or is written.
+  std::function<int(const std::vector<std::string>& argv, bool check_only)> run;
 };
 
 Command add_simulate_command(CLI::App& app);

@@ -59,6 +59,7 @@ Prior Prior::gauss(const Eigen::VectorXd& nu) {
 
 Prior Prior::spike(const Eigen::VectorXd& nu) {
   check_nu(nu);
+  if (!std::isfinite(nu.sum())) throw UsageError("--nu: the sum of the signal strengths |θ|² overflows");
   Prior p = mixture(nu.array().sqrt().matrix().transpose(), Eigen::VectorXd::Ones(1));
   p.kind_ = PriorKind::Spike;
   p.name_ = "spike";
@@ -71,6 +72,9 @@ Prior Prior::mixture(const Eigen::MatrixXd& atoms, const Eigen::VectorXd& weight
     throw UsageError("--prior mixture: at least one atom with at least one component is needed");
   if (!atoms.allFinite() || !weights.allFinite() || (weights.array() <= 0).any())
     throw UsageError("--prior mixture: weights must be positive and atoms finite");
+  // Finite entries can still overflow the weights' sum, θ_f² in ν_f = Σ_a π_a θ_af²
+  // (MODEL.md §2) or |θ^a|² in log w(λ) (MODEL.md §8); each would turn into NaN later.
+  if (!std::isfinite(weights.sum())) throw UsageError("--prior mixture: the sum of the weights overflows");
   Prior p;
   p.kind_ = PriorKind::Mixture;
   p.name_ = "mixture";
@@ -79,6 +83,8 @@ Prior Prior::mixture(const Eigen::MatrixXd& atoms, const Eigen::VectorXd& weight
   p.nu_ = (p.atoms_.array().square().colwise() * p.weights_.array()).colwise().sum().transpose();
   p.log_weights_ = p.weights_.array().log();
   p.half_norm2_ = 0.5 * p.atoms_.rowwise().squaredNorm();
+  if (!p.nu_.allFinite() || !p.half_norm2_.allFinite())
+    throw UsageError("--prior mixture: an atom's |θ|² overflows");
   p.cumulative_.resize(p.weights_.size());
   double acc = 0;
   for (Eigen::Index a = 0; a < p.weights_.size(); ++a) p.cumulative_[a] = acc += p.weights_[a];
@@ -89,6 +95,12 @@ Prior Prior::mixture(const Eigen::MatrixXd& atoms, const Eigen::VectorXd& weight
 Prior Prior::mixture_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw UsageError(fmt::format("--prior mixture: cannot read file '{}'", path));
+  Prior p = mixture_stream(in, path);
+  p.name_ = "mixture:" + path;
+  return p;
+}
+
+Prior Prior::mixture_stream(std::istream& in, const std::string& source) {
   std::vector<std::vector<double>> rows;
   std::string line;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
@@ -106,28 +118,26 @@ Prior Prior::mixture_file(const std::string& path) {
         used = 0;
       }
       if (used != token.size() || !std::isfinite(v))
-        throw UsageError(fmt::format("--prior mixture: {}:{}: '{}' is not a finite number", path, lineno, token));
+        throw UsageError(fmt::format("--prior mixture: {}:{}: '{}' is not a finite number", source, lineno, token));
       row.push_back(v);
     }
     if (row.size() < 2)
-      throw UsageError(fmt::format("--prior mixture: {}:{}: expected a weight then θ_1 … θ_F", path, lineno));
+      throw UsageError(fmt::format("--prior mixture: {}:{}: expected a weight then θ_1 … θ_F", source, lineno));
     if (!rows.empty() && row.size() != rows.front().size())
-      throw UsageError(fmt::format("--prior mixture: {}:{}: {} components, earlier lines have {}", path, lineno,
+      throw UsageError(fmt::format("--prior mixture: {}:{}: {} components, earlier lines have {}", source, lineno,
                                    row.size() - 1, rows.front().size() - 1));
     if (!(row[0] > 0))
-      throw UsageError(fmt::format("--prior mixture: {}:{}: weight {} must be positive", path, lineno, row[0]));
+      throw UsageError(fmt::format("--prior mixture: {}:{}: weight {} must be positive", source, lineno, row[0]));
     rows.push_back(std::move(row));
   }
-  if (rows.empty()) throw UsageError(fmt::format("--prior mixture: {}: no atoms", path));
+  if (rows.empty()) throw UsageError(fmt::format("--prior mixture: {}: no atoms", source));
   Eigen::MatrixXd atoms(rows.size(), rows.front().size() - 1);
   Eigen::VectorXd weights(rows.size());
   for (std::size_t a = 0; a < rows.size(); ++a) {
     weights[a] = rows[a][0];
     for (std::size_t f = 1; f < rows[a].size(); ++f) atoms(a, f - 1) = rows[a][f];
   }
-  Prior p = mixture(atoms, weights);
-  p.name_ = "mixture:" + path;
-  return p;
+  return mixture(atoms, weights);
 }
 
 Prior Prior::parse(const std::string& spec, const Eigen::VectorXd& nu) {

@@ -2,6 +2,7 @@
 // Priors on the latent spike θ ∈ R^F (MODEL.md §2) and their position likelihood
 // w(λ) = E_θ exp(θ·λ − |θ|²/2) (MODEL.md §8).
 #include <Eigen/Dense>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ class Prior {
   /// Reads a mixture file: one atom per line, "weight θ_1 … θ_F"; blank lines and lines
   /// starting with '#' are skipped. Throws UsageError naming the line on any defect.
   static Prior mixture_file(const std::string& path);
+  /// The same format read from a stream; `source` names it in the messages.
+  static Prior mixture_stream(std::istream& in, const std::string& source);
   /// Parses the --prior value: flip | gauss | spike | mixture:FILE, with ν for the first three.
   static Prior parse(const std::string& spec, const Eigen::VectorXd& nu);
 
