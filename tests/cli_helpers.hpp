@@ -1,5 +1,6 @@
 #pragma once
 // Running the built headspec binary from tests.
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -53,5 +54,8 @@ inline std::string read_file(const std::filesystem::path& p) {
   ss << in.rdbuf();
   return ss.str();
 }
+
+/// Number of lines (newline characters) in s: an error message must be exactly one.
+inline int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 }  // namespace headspec::testing

@@ -19,14 +19,13 @@
 #include "cli_helpers.hpp"
 #include "mnist_fixture.hpp"
 
+using headspec::testing::count_lines;
 using headspec::testing::fresh_dir;
 using headspec::testing::read_file;
 using headspec::testing::run_cli;
 namespace fs = std::filesystem;
 
 namespace {
-
-int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 std::vector<std::string> split_args(const std::string& args) {
   std::istringstream in(args);

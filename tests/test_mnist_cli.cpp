@@ -9,14 +9,13 @@
 #include "cli_helpers.hpp"
 #include "mnist_fixture.hpp"
 
+using headspec::testing::count_lines;
 using headspec::testing::fresh_dir;
 using headspec::testing::read_file;
 using headspec::testing::run_cli;
 namespace fs = std::filesystem;
 
 namespace {
-
-int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 void expect_refused(const std::string& args, const std::string& needle, const fs::path& out) {
   const auto r = run_cli("mnist " + args + " --out " + out.string());
