@@ -42,7 +42,7 @@ TEST(Linearisation, SymmetrisedRateIsEquivariant) {
   OrderParameters swapped = op;  // heads 1 ↔ 2 and θ_2 → −θ_2
   swapped.M << 0.3, 0.2, 0.5, -0.1;
   swapped.Q << 1.1, 0.2, 0.2, 1.3;
-  swapped.c = Eigen::Vector2d(0.4, 0.6);
+  swapped.c << 0.4, 0.6;  // (not = Vector2d(…): GCC 12 warns falsely with -Warray-bounds)
   lay.pack(swapped, gx.data());
   theory.rate(gx.data(), rgx.data());
   const OrderParameters r = lay.unpack(rx.data(), theory.engine().fixed_readout());

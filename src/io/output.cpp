@@ -17,7 +17,7 @@ namespace headspec {
 
 void write_file_atomic(const std::string& path, const std::string& content) {
   const std::filesystem::path target(path);
-  const std::string tmp = (target.parent_path() / ("." + target.filename().string() + ".tmpXXXXXX")).string();
+  const std::string tmp = (target.parent_path() / fmt::format(".{}.tmpXXXXXX", target.filename().string())).string();
   std::vector<char> name(tmp.begin(), tmp.end());
   name.push_back('\0');
   const int fd = mkstemp(name.data());
@@ -39,6 +39,15 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     const int err = errno;
     ::unlink(name.data());
     throw std::runtime_error(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
+  }
+  // The rename is durable only once the folder's entry is on disk: a crash after the
+  // rename but before the folder is flushed could otherwise lose a finished file (POSIX
+  // fsync on the folder; best effort, as some file systems refuse to open folders).
+  const auto dir = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
   }
 }
 
