@@ -9,6 +9,8 @@
 #include "headspec/projection.hpp"
 #include "headspec/random.hpp"
 
+#include "../exp_lanes.hpp"
+
 namespace headspec {
 
 StateLayout::StateLayout(int H, int F, bool learned_readout)
@@ -64,6 +66,126 @@ namespace {
 constexpr int64_t kStoreLimit = int64_t{1} << 25;  // doubles kept for Fixed mode (256 MB)
 constexpr int kLanes = AttentionKernelBatch::kLanes;
 static_assert(TheoryEngine::kBlock % kLanes == 0, "a block is whole batches");
+
+// The softmax right-hand side with g integrated out (MODEL.md §7), fused: the rates of W
+// samples (one per lane) in four passes over the positions whose values stay in registers,
+// instead of AttentionKernelBatch's separate forward, apply_jacobian and jacobian_gram
+// passes over H×L arrays in memory. With P = Φ e, Φ_hℓ,ℓ' = c_h A_hℓ (δ_ℓℓ' − A_hℓ'):
+// P_hℓ = c_h u_hℓ, u_hℓ = A_hℓ (e_ℓ − μ_h), μ_h = Σ_ℓ A_hℓ e_ℓ, so c_h multiplies the sums
+// over ℓ, not every term; dc_h/dt = −η_c Σ_ℓ e_ℓ A_hℓ = −η_c μ_h; and
+// Σ_ℓ Φ_hℓ·Φ_gℓ = c_h c_g (Σ ab − Σ ab (a + b) + (Σ ab)²), a = A_hℓ, b = A_gℓ, as
+// AttentionKernelBatch::jacobian_gram. Sizes known at compile time (FixedSizes) let the
+// compiler unroll every pass; RuntimeSizes serves the others up to its capacities.
+template <int H_, int L_, int F_>
+struct FixedSizes {
+  static constexpr int H = H_, L = L_, F = F_;
+  static constexpr int kMaxH = H_, kMaxL = L_, kMaxF = F_;
+};
+struct RuntimeSizes {
+  int H, L, F;
+  static constexpr int kMaxH = 8, kMaxL = 16, kMaxF = 8;
+  static bool fits(int h, int l, int f) { return h <= kMaxH && l <= kMaxL && f <= kMaxF; }
+};
+
+// What one evaluation's fused pass needs besides the samples.
+struct SoftmaxConstants {
+  const double* W;      // H×K row-major, W = [M C]: s_ℓ = W (λ_ℓ, w_ℓ)
+  const double* c;      // readout, H
+  bool softmax1;        // the extra logit 0 of softmax-1 (MODEL.md §3)
+  double delta;         // label noise Δ
+  double drift, noise;  // η/B, η²/B²
+  double readout_drift; // η_c/B
+  bool learned;
+  std::size_t r_at, q_at, c_at, err_at;  // StateLayout offsets
+};
+
+// out[i] (i in StateLayout order, then r²) for the W samples whose stored numbers start at
+// z, entry j of a batch at z[j·kLanes] (draw_batch's layout).
+template <int W, class Sizes>
+[[gnu::always_inline]] inline void softmax_integrated_rates(const Sizes& sz, const SoftmaxConstants& k, const double* z,
+                                                            Eigen::Array<double, W, 1>* out) {
+  using V = Eigen::Array<double, W, 1>;
+  const int H = sz.H, L = sz.L, F = sz.F, K = F + H;
+  auto in = [&](int l, int j) { return V(Eigen::Map<const V>(z + (l * K + j) * kLanes)); };
+  constexpr int kMaxH = Sizes::kMaxH, kMaxHL = Sizes::kMaxH * Sizes::kMaxL;
+  constexpr int kMaxPairs = kMaxH * (kMaxH + 1) / 2;
+  V S[kMaxHL], A[kMaxHL], e[Sizes::kMaxL], m[kMaxH], inv[kMaxH];
+  // Scores and each row's maximum (log-sum-exp, MODEL.md §3; softmax-1 counts its logit 0).
+  for (int h = 0; h < H; ++h) m[h] = V::Constant(k.softmax1 ? 0.0 : -INFINITY);
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h) {
+      V s = k.W[h * K] * in(l, 0);
+      for (int j = 1; j < K; ++j) s += k.W[h * K + j] * in(l, j);
+      S[h * L + l] = s;
+      m[h] = m[h].max(s);
+    }
+  for (int h = 0; h < H; ++h) {
+    V total = k.softmax1 ? detail::exp_nonpositive<W>(-m[h]) : V(V::Zero());
+    for (int l = 0; l < L; ++l) total += (A[h * L + l] = detail::exp_nonpositive<W>(S[h * L + l] - m[h]));
+    inv[h] = total.inverse();  // one division per row, not per entry
+  }
+  // A, e = a − e_ℓ* (ℓ* = 1), |e|², μ and the Gram sums.
+  V e2 = V::Zero(), mu[kMaxH], ab[kMaxPairs], cross[kMaxPairs];
+  for (int h = 0; h < H; ++h) mu[h].setZero();
+  for (int q = 0; q < H * (H + 1) / 2; ++q) ab[q].setZero(), cross[q].setZero();
+  for (int l = 0; l < L; ++l) {
+    V a = V::Zero();
+    for (int h = 0; h < H; ++h) {
+      A[h * L + l] *= inv[h];
+      a += k.c[h] * A[h * L + l];
+    }
+    const V el = l == 0 ? V(a - 1.0) : a;
+    e[l] = el;
+    e2 += el * el;
+    for (int h = 0; h < H; ++h) mu[h] += A[h * L + l] * el;
+    int q = 0;
+    for (int h = 0; h < H; ++h)
+      for (int g = h; g < H; ++g, ++q) {
+        const V& x = A[h * L + l];
+        const V& y = A[g * L + l];
+        const V xy = x * y;
+        ab[q] += xy;
+        if (g == h)
+          cross[q] += xy * x;  // doubled below
+        else
+          cross[q] += xy * (x + y);
+      }
+  }
+  // u, and the sums over ℓ of u_h λ_f (dM), u_h s_g (dQ's drift) and u_h u_g (P_h·P_g).
+  constexpr int kMaxHF = kMaxH * Sizes::kMaxF;
+  V dM[kMaxHF], T[kMaxH * kMaxH], uu[kMaxPairs];
+  for (int i = 0; i < H * F; ++i) dM[i].setZero();
+  for (int i = 0; i < H * H; ++i) T[i].setZero();
+  for (int q = 0; q < H * (H + 1) / 2; ++q) uu[q].setZero();
+  for (int l = 0; l < L; ++l) {
+    V u[kMaxH];
+    for (int h = 0; h < H; ++h) u[h] = A[h * L + l] * (e[l] - mu[h]);
+    for (int h = 0; h < H; ++h)
+      for (int f = 0; f < F; ++f) dM[h * F + f] += u[h] * in(l, f);
+    for (int h = 0; h < H; ++h)
+      for (int g = 0; g < H; ++g) T[h * H + g] += u[h] * S[g * L + l];
+    int q = 0;
+    for (int h = 0; h < H; ++h)
+      for (int g = h; g < H; ++g, ++q) uu[q] += u[h] * u[g];
+  }
+  const V e2d = e2 + k.delta;  // E_g[r²] = |e|² + Δ
+  for (int h = 0; h < H; ++h) {
+    const double scale = -k.drift * k.c[h];
+    for (int f = 0; f < F; ++f) out[h * F + f] = scale * dM[h * F + f];
+    out[k.r_at + h].setZero();  // E_g[r J g] = 0
+  }
+  int q = 0;
+  for (int h = 0; h < H; ++h)
+    for (int g = h; g < H; ++g, ++q) {
+      // E_g[r² J_h·J_g] = (|e|² + Δ) Σ_ℓ Φ_hℓ·Φ_gℓ + 2 P_h·P_g (MODEL.md §7).
+      const V gram = (g == h ? V(ab[q] - 2.0 * cross[q]) : V(ab[q] - cross[q])) + ab[q] * ab[q];
+      out[k.q_at + q] = -k.drift * (k.c[h] * T[h * H + g] + k.c[g] * T[g * H + h]) +
+                        (k.noise * k.c[h] * k.c[g]) * (e2d * gram + 2.0 * uu[q]);
+    }
+  if (k.learned)
+    for (int h = 0; h < H; ++h) out[k.c_at + h] = -k.readout_drift * mu[h];
+  out[k.err_at] = e2d;
+}
 
 }  // namespace
 
@@ -157,6 +279,22 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
   std::vector<double> sums(static_cast<std::size_t>(blocks) * width, 0.0), squares(sums.size(), 0.0);
   const bool stored = !stored_.empty() && options_.mode == MonteCarloMode::Fixed;
 
+  // Softmax with g integrated out takes the fused pass (softmax_integrated_rates), in groups
+  // of kGroup lanes; H = 2, L = 10, F = 2 (seed Fig. 1) with its sizes known at compile time.
+  enum class Path { Kernel, FusedFig1, FusedRuntime };
+  const bool softmax = model_.activation == Activation::Softmax || model_.activation == Activation::Softmax1;
+  Path path = Path::Kernel;
+  if (softmax && !sampled) {
+    if (H == 2 && L == 10 && F == 2)
+      path = Path::FusedFig1;
+    else if (RuntimeSizes::fits(H, L, F))
+      path = Path::FusedRuntime;
+  }
+  const SoftmaxConstants fused{W.data(), c.data(), model_.activation == Activation::Softmax1, model_.noise, drift, noise,
+                               readout_drift, learned, r_at, q_at, c_at, err_index};
+  constexpr int kGroup = 4;
+  using Group = Eigen::Array<double, kGroup, 1>;
+
 #pragma omp parallel if (blocks >= 8)
   {
     // Per-thread buffers, one sample per lane (AttentionKernelBatch).
@@ -164,6 +302,7 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
     std::vector<double> aos(stored ? 0 : static_cast<std::size_t>(kLanes * width_));
     std::vector<Lanes> soa(stored ? 0 : static_cast<std::size_t>(batch_width_));
     std::vector<Lanes> S(HL), J(HL), e(L), gram(pairs), contrib(width), acc(width), acc_sq(width);
+    std::vector<Group> group_out(path == Path::Kernel ? 0 : width);
     const double* w_rows = W.data();
     Lanes* out = contrib.data();
 #pragma omp for schedule(static)
@@ -179,6 +318,30 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
         } else {
           draw_batch(batch, options_.mode == MonteCarloMode::Fixed ? 0 : draw, aos.data(), soa.data());
           z = soa.data();
+        }
+        if (path != Path::Kernel) {
+          for (int part = 0; part < kLanes / kGroup; ++part) {
+            const double* zg = z->data() + part * kGroup;
+            if (path == Path::FusedFig1)
+              softmax_integrated_rates<kGroup>(FixedSizes<2, 10, 2>{}, fused, zg, group_out.data());
+            else
+              softmax_integrated_rates<kGroup>(RuntimeSizes{H, L, F}, fused, zg, group_out.data());
+            const int64_t first = n0 + part * kGroup;
+            const int lanes = static_cast<int>(std::clamp<int64_t>(N - first, 0, kGroup));
+            if (lanes == kGroup) {
+              for (std::size_t i = 0; i < width; ++i) {
+                acc[i].segment<kGroup>(part * kGroup) += group_out[i];
+                acc_sq[i].segment<kGroup>(part * kGroup) += group_out[i].square();
+              }
+            } else {
+              for (std::size_t i = 0; i < width; ++i)
+                for (int j = 0; j < lanes; ++j) {
+                  acc[i][part * kGroup + j] += group_out[i][j];
+                  acc_sq[i][part * kGroup + j] += group_out[i][j] * group_out[i][j];
+                }
+            }
+          }
+          continue;
         }
         // Projections of the samples (ℓ* = 1 by exchangeability, MODEL.md §6): (λ_ℓ, w_ℓ)
         // at z[ℓ·K + k], then with g sampled g_ℓ at z[L·K + ℓ] and ξ at z[L·K + L].
