@@ -101,29 +101,21 @@ struct SoftmaxConstants {
 
 // out[i] (i in StateLayout order, then r²) for the W samples whose stored numbers start at
 // z, entry j of a batch at z[j·kLanes] (draw_batch's layout).
-template <int W, class Sizes>
-[[gnu::always_inline]] inline void softmax_integrated_rates(const Sizes& sz, const SoftmaxConstants& k, const double* z,
-                                                            Eigen::Array<double, W, 1>* out) {
+// Passes 3 and 4 for the W lanes from `offset` of the arrays S, A (the exponentials,
+// normalised here) and inv of softmax_integrated_rates.
+template <int W, class Sizes, class VE>
+[[gnu::always_inline]] inline void softmax_group_rates(const Sizes& sz, const SoftmaxConstants& k, const double* z, VE* S_all,
+                                                       VE* A_all, const VE* inv_all, int offset,
+                                                       Eigen::Array<double, W, 1>* out) {
   using V = Eigen::Array<double, W, 1>;
   const int H = sz.H, L = sz.L, F = sz.F, K = F + H;
   auto in = [&](int l, int j) { return V(Eigen::Map<const V>(z + (l * K + j) * kLanes)); };
-  constexpr int kMaxH = Sizes::kMaxH, kMaxHL = Sizes::kMaxH * Sizes::kMaxL;
+  auto Amap = [&](int i) { return Eigen::Map<V>(A_all[i].data() + offset); };
+  auto Sval = [&](int i) { return V(Eigen::Map<const V>(S_all[i].data() + offset)); };
+  constexpr int kMaxH = Sizes::kMaxH;
   constexpr int kMaxPairs = kMaxH * (kMaxH + 1) / 2;
-  V S[kMaxHL], A[kMaxHL], e[Sizes::kMaxL], m[kMaxH], inv[kMaxH];
-  // Scores and each row's maximum (log-sum-exp, MODEL.md §3; softmax-1 counts its logit 0).
-  for (int h = 0; h < H; ++h) m[h] = V::Constant(k.softmax1 ? 0.0 : -INFINITY);
-  for (int l = 0; l < L; ++l)
-    for (int h = 0; h < H; ++h) {
-      V s = k.W[h * K] * in(l, 0);
-      for (int j = 1; j < K; ++j) s += k.W[h * K + j] * in(l, j);
-      S[h * L + l] = s;
-      m[h] = m[h].max(s);
-    }
-  for (int h = 0; h < H; ++h) {
-    V total = k.softmax1 ? detail::exp_nonpositive<W>(-m[h]) : V(V::Zero());
-    for (int l = 0; l < L; ++l) total += (A[h * L + l] = detail::exp_nonpositive<W>(S[h * L + l] - m[h]));
-    inv[h] = total.inverse();  // one division per row, not per entry
-  }
+  V e[Sizes::kMaxL], inv[kMaxH];
+  for (int h = 0; h < H; ++h) inv[h] = Eigen::Map<const V>(inv_all[h].data() + offset);
   // A, e = a − e_ℓ* (ℓ* = 1), |e|², μ and the Gram sums.
   V e2 = V::Zero(), mu[kMaxH], ab[kMaxPairs], cross[kMaxPairs];
   for (int h = 0; h < H; ++h) mu[h].setZero();
@@ -131,18 +123,18 @@ template <int W, class Sizes>
   for (int l = 0; l < L; ++l) {
     V a = V::Zero();
     for (int h = 0; h < H; ++h) {
-      A[h * L + l] *= inv[h];
-      a += k.c[h] * A[h * L + l];
+      Amap(h * L + l) *= inv[h];
+      a += k.c[h] * Amap(h * L + l);
     }
     const V el = l == 0 ? V(a - 1.0) : a;
     e[l] = el;
     e2 += el * el;
-    for (int h = 0; h < H; ++h) mu[h] += A[h * L + l] * el;
+    for (int h = 0; h < H; ++h) mu[h] += Amap(h * L + l) * el;
     int q = 0;
     for (int h = 0; h < H; ++h)
       for (int g = h; g < H; ++g, ++q) {
-        const V& x = A[h * L + l];
-        const V& y = A[g * L + l];
+        const V x = Amap(h * L + l);
+        const V y = Amap(g * L + l);
         const V xy = x * y;
         ab[q] += xy;
         if (g == h)
@@ -159,11 +151,11 @@ template <int W, class Sizes>
   for (int q = 0; q < H * (H + 1) / 2; ++q) uu[q].setZero();
   for (int l = 0; l < L; ++l) {
     V u[kMaxH];
-    for (int h = 0; h < H; ++h) u[h] = A[h * L + l] * (e[l] - mu[h]);
+    for (int h = 0; h < H; ++h) u[h] = Amap(h * L + l) * (e[l] - mu[h]);
     for (int h = 0; h < H; ++h)
       for (int f = 0; f < F; ++f) dM[h * F + f] += u[h] * in(l, f);
     for (int h = 0; h < H; ++h)
-      for (int g = 0; g < H; ++g) T[h * H + g] += u[h] * S[g * L + l];
+      for (int g = 0; g < H; ++g) T[h * H + g] += u[h] * Sval(g * L + l);
     int q = 0;
     for (int h = 0; h < H; ++h)
       for (int g = h; g < H; ++g, ++q) uu[q] += u[h] * u[g];
@@ -186,6 +178,37 @@ template <int W, class Sizes>
     for (int h = 0; h < H; ++h) out[k.c_at + h] = -k.readout_drift * mu[h];
   out[k.err_at] = e2d;
 }
+
+template <int WE, int W, class Sizes>
+[[gnu::always_inline]] inline void softmax_integrated_rates(const Sizes& sz, const SoftmaxConstants& k, const double* z,
+                                                            Eigen::Array<double, W, 1>* outs, std::size_t width) {
+  static_assert(WE % W == 0, "the exponential's lanes are whole groups");
+  using VE = Eigen::Array<double, WE, 1>;
+  const int H = sz.H, L = sz.L, K = sz.F + sz.H;
+  auto in = [&](int l, int j) { return VE(Eigen::Map<const VE>(z + (l * K + j) * kLanes)); };
+  constexpr int kMaxH = Sizes::kMaxH, kMaxHL = Sizes::kMaxH * Sizes::kMaxL;
+  VE S[kMaxHL], A[kMaxHL], m[kMaxH], inv[kMaxH];
+  // Scores and each row's maximum (log-sum-exp, MODEL.md §3; softmax-1 counts its logit 0),
+  // and the exponentials, on WE lanes: their long dependency chains need as many
+  // independent ones in flight as the processor holds.
+  for (int h = 0; h < H; ++h) m[h] = VE::Constant(k.softmax1 ? 0.0 : -INFINITY);
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h) {
+      VE s = k.W[h * K] * in(l, 0);
+      for (int j = 1; j < K; ++j) s += k.W[h * K + j] * in(l, j);
+      S[h * L + l] = s;
+      m[h] = m[h].max(s);
+    }
+  for (int h = 0; h < H; ++h) {
+    VE total = k.softmax1 ? detail::exp_nonpositive<WE>(-m[h]) : VE(VE::Zero());
+    for (int l = 0; l < L; ++l) total += (A[h * L + l] = detail::exp_nonpositive<WE>(S[h * L + l] - m[h]));
+    inv[h] = total.inverse();  // one division per row, not per entry
+  }
+  // The rest on groups of W lanes, whose sums fit in registers.
+  for (int part = 0; part < WE / W; ++part)
+    softmax_group_rates<W>(sz, k, z + part * W, S, A, inv, part * W, outs + part * width);
+}
+
 
 }  // namespace
 
@@ -302,7 +325,7 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
     std::vector<double> aos(stored ? 0 : static_cast<std::size_t>(kLanes * width_));
     std::vector<Lanes> soa(stored ? 0 : static_cast<std::size_t>(batch_width_));
     std::vector<Lanes> S(HL), J(HL), e(L), gram(pairs), contrib(width), acc(width), acc_sq(width);
-    std::vector<Group> group_out(path == Path::Kernel ? 0 : width);
+    std::vector<Group> group_out(path == Path::Kernel ? 0 : width * (kLanes / kGroup));
     const double* w_rows = W.data();
     Lanes* out = contrib.data();
 #pragma omp for schedule(static)
@@ -320,24 +343,24 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
           z = soa.data();
         }
         if (path != Path::Kernel) {
+          if (path == Path::FusedFig1)
+            softmax_integrated_rates<kLanes, kGroup>(FixedSizes<2, 10, 2>{}, fused, z->data(), group_out.data(), width);
+          else
+            softmax_integrated_rates<kLanes, kGroup>(RuntimeSizes{H, L, F}, fused, z->data(), group_out.data(), width);
           for (int part = 0; part < kLanes / kGroup; ++part) {
-            const double* zg = z->data() + part * kGroup;
-            if (path == Path::FusedFig1)
-              softmax_integrated_rates<kGroup>(FixedSizes<2, 10, 2>{}, fused, zg, group_out.data());
-            else
-              softmax_integrated_rates<kGroup>(RuntimeSizes{H, L, F}, fused, zg, group_out.data());
+            const Group* rates = group_out.data() + part * width;
             const int64_t first = n0 + part * kGroup;
             const int lanes = static_cast<int>(std::clamp<int64_t>(N - first, 0, kGroup));
             if (lanes == kGroup) {
               for (std::size_t i = 0; i < width; ++i) {
-                acc[i].segment<kGroup>(part * kGroup) += group_out[i];
-                acc_sq[i].segment<kGroup>(part * kGroup) += group_out[i].square();
+                acc[i].segment<kGroup>(part * kGroup) += rates[i];
+                acc_sq[i].segment<kGroup>(part * kGroup) += rates[i].square();
               }
             } else {
               for (std::size_t i = 0; i < width; ++i)
                 for (int j = 0; j < lanes; ++j) {
-                  acc[i][part * kGroup + j] += group_out[i][j];
-                  acc_sq[i][part * kGroup + j] += group_out[i][j] * group_out[i][j];
+                  acc[i][part * kGroup + j] += rates[i][j];
+                  acc_sq[i][part * kGroup + j] += rates[i][j] * rates[i][j];
                 }
             }
           }
