@@ -105,10 +105,10 @@ struct SoftmaxConstants {
   std::size_t r_at, q_at, c_at, err_at;  // StateLayout offsets
 };
 
-// out[i] (i in StateLayout order, then r²) for the W samples whose stored numbers start at
-// z, entry j of a batch at z[j·kLanes] (draw_batch's layout).
-// Passes 3 and 4 for the W lanes from `offset` of the arrays S, A (the exponentials,
-// normalised here) and inv of softmax_integrated_rates.
+// g integrated out: out[i] (i in StateLayout order, then r²) for the W lanes from `offset`
+// of a batch, whose stored numbers start at z (entry j at z[j·kLanes], draw_batch's
+// layout), from softmax_rates' scores S, exponentials A (normalised here) and inverse row
+// sums inv: one pass over the positions for A, e, |e|², μ and the Gram sums, one for u.
 template <int W, class Sizes, class VE>
 [[gnu::always_inline]] inline void softmax_group_rates(const Sizes& sz, const SoftmaxConstants& k, const double* z,
                                                        VE* S_all, VE* A_all, const VE* inv_all, int offset,
@@ -185,7 +185,7 @@ template <int W, class Sizes, class VE>
   out[k.err_at] = e2d;
 }
 
-// With g sampled (the general path, MODEL.md §6): passes 3 and 4 for the W lanes from
+// With g sampled (the general path, MODEL.md §6): the same for the W lanes from
 // `offset`. J_hℓ = c_h u_hℓ with u_hℓ = A_hℓ (g_ℓ − o_h), o_h = Σ_ℓ A_hℓ g_ℓ, and every
 // rate is r (or r²) times sums of u: c_h and r multiply the sums, not the terms.
 template <int W, class Sizes, class VE>
@@ -285,9 +285,10 @@ template <int WE, int W, bool Sampled, class Sizes>
       softmax_group_rates<W>(sz, k, z + part * W, S, A, inv, part * W, outs + part * width);
 }
 
-// One batch through softmax_rates, each lane summing its own samples into acc and acc_sq
-// (lanes past the last sample, `lanes` of them valid, are not summed). Out of line: one
-// copy per path keeps the register allocation of each as good as alone.
+// One batch through softmax_rates, each lane summing its own samples into acc and acc_sq;
+// lanes from `lanes` on are past the last sample and are not summed. softmax_batch below is
+// its out-of-line copy for the three paths other than the default (Fig. 1 sizes, g
+// integrated out): with all four inlined into evaluate(), the default path lost 10–15 %.
 template <bool Sampled, class Sizes>
 [[gnu::always_inline]] inline void softmax_batch_inline(const Sizes sz, const SoftmaxConstants& k, const double* z,
                                                         Eigen::Array<double, 4, 1>* outs, std::size_t width,
