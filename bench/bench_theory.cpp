@@ -57,6 +57,27 @@ BENCHMARK(BM_TheoryRhs)
     ->MeasureProcessCPUTime()
     ->UseRealTime();
 
+// One thread, g integrated out, N samples (arg): CPU time per sample against N shows what
+// streaming the stored samples (320 bytes per sample) from further out in the cache costs:
+// at N = 1024 they fit in L2 (320 kB), at 10^4 (3.2 MB) and 10^5 (32 MB) they do not.
+void BM_TheoryRhsSamples(benchmark::State& state) {
+  omp_set_num_threads(1);
+  const ModelSpec m = fig1_model();
+  TheoryOptions o;
+  o.samples = state.range(0);
+  const TheoryEngine engine(m, o);
+  const OrderParameters op = fig1_state(m);
+  TheoryEvaluation ev;
+  for (auto _ : state) {
+    engine.evaluate(op, 0, ev);
+    benchmark::DoNotOptimize(ev.rate.data());
+  }
+  state.counters["ns_per_sample"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * state.range(0)), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  omp_set_num_threads(omp_get_num_procs());
+}
+BENCHMARK(BM_TheoryRhsSamples)->Arg(1024)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
 // A whole Fig. 1 theory curve: N = 10^4 fixed samples, RK4 with dt = 0.05, t from 0 to 150.
 void BM_TheoryFig1Curve(benchmark::State& state) {
   omp_set_num_threads(static_cast<int>(state.range(0)));

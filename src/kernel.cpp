@@ -1,10 +1,9 @@
 #include "headspec/kernel.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstdint>
-#include <cstring>
+
+#include "exp_lanes.hpp"
 
 namespace headspec {
 
@@ -116,37 +115,11 @@ namespace headspec {
 
 using Lanes = AttentionKernelBatch::Lanes;
 
-// x = k ln2 + r with k = round(x/ln2), |r| ≤ ln2/2 (Cody–Waite: fdlibm's two-part ln2, so
-// k·ln2_hi is exact); e^r by Horner on its Taylor polynomial to degree 13 (truncation below
-// 4·10^-18 relative); 2^k written into the exponent bits. Eigen's exp uses a Padé form with
-// one division per packet, which costs more here than the whole polynomial; this uses
-// multiplications and additions only. The round-to-nearest of x/ln2 is the usual
-// 1.5·2^52 shift, whose low bits then hold k. Inlined into the loops that use it: as a
-// call it cost a fifth of an evaluation more (bench_theory).
 namespace {
 
+// The polynomial exponential of exp_lanes.hpp, on the kernel's lanes.
 [[gnu::always_inline]] inline Lanes exp_nonpositive_lanes(const Lanes& x) {
-  constexpr int kLanes = AttentionKernelBatch::kLanes;
-  constexpr double kLog2e = 1.44269504088896338700e+00;
-  constexpr double kLn2Hi = 6.93147180369123816490e-01, kLn2Lo = 1.90821492927058770002e-10;
-  constexpr double kShift = 0x1.8p52;
-  // Taylor coefficients 1/13!, 1/12!, …, 1/1!, 1/0!.
-  constexpr double kCoef[14] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
-                                1.0 / 362880.0,     1.0 / 40320.0,      1.0 / 5040.0,       1.0 / 720.0,
-                                1.0 / 120.0,        1.0 / 24.0,         1.0 / 6.0,          0.5,
-                                1.0,                1.0};
-  const Lanes xc = x.max(-708.0);  // keeps 2^k normal; std::max semantics keep a NaN
-  const Lanes t = xc * kLog2e + kShift;
-  const Lanes k = t - kShift;
-  const Lanes r = (xc - k * kLn2Hi) - k * kLn2Lo;
-  Lanes p = Lanes::Constant(kCoef[0]);
-  for (int i = 1; i < 14; ++i) p = p * r + kCoef[i];
-  uint64_t bits[kLanes];
-  std::memcpy(bits, t.data(), sizeof bits);
-  for (int j = 0; j < kLanes; ++j) bits[j] = (bits[j] - std::bit_cast<uint64_t>(kShift) + 1023) << 52;
-  Lanes scale;
-  std::memcpy(scale.data(), bits, sizeof bits);
-  return p * scale;
+  return detail::exp_nonpositive<AttentionKernelBatch::kLanes>(x);
 }
 
 }  // namespace

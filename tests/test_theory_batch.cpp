@@ -115,8 +115,8 @@ TheoryEvaluation reference_rhs(const ModelSpec& m, const TheoryOptions& o, const
   Eigen::MatrixXd gram;
   const double drift = m.lr / m.batch, noise = m.lr * m.lr / (m.batch * m.batch), cdrift = m.readout_lr / m.batch;
   for (int64_t n = 0; n < o.samples; ++n) {
-    RandomStream rng(StreamId{o.seed, Purpose::MonteCarlo, static_cast<uint32_t>(n),
-                              o.mode == MonteCarloMode::Fixed ? 0 : draw});
+    RandomStream rng(
+        StreamId{o.seed, Purpose::MonteCarlo, static_cast<uint32_t>(n), o.mode == MonteCarloMode::Fixed ? 0 : draw});
     m.prior.sample(rng, z.data());
     for (int i = F; i < width; ++i) z[i] = rng.normal();
     for (int f = 0; f < F; ++f) z[F + f] += z[f];
@@ -205,14 +205,78 @@ TEST(TheoryBatch, SameRightHandSideAsOneSampleAtATime) {
         TheoryEvaluation ev;
         TheoryEngine(m, o).evaluate(op, 2, ev);
         const TheoryEvaluation ref = reference_rhs(m, o, op, 2);
-        const std::string tag = std::string(to_string(act)) + (channel == ValueChannel::Sampled ? " sampled" : " integrated") +
+        const std::string tag = std::string(to_string(act)) +
+                                (channel == ValueChannel::Sampled ? " sampled" : " integrated") +
                                 (mode == MonteCarloMode::Fixed ? " fixed" : " resample");
         ASSERT_EQ(ev.rate.size(), ref.rate.size()) << tag;
         double scale = std::abs(ref.error);
         for (double x : ref.rate) scale = std::max(scale, std::abs(x));
         for (std::size_t i = 0; i < ref.rate.size(); ++i) {
           EXPECT_NEAR(ev.rate[i], ref.rate[i], 1e-12 * scale) << tag << " entry " << i;
-          EXPECT_NEAR(ev.rate_stderr[i], ref.rate_stderr[i], 1e-9 * ref.rate_stderr[i] + 1e-15) << tag << " entry " << i;
+          EXPECT_NEAR(ev.rate_stderr[i], ref.rate_stderr[i], 1e-9 * ref.rate_stderr[i] + 1e-15)
+              << tag << " entry " << i;
+        }
+        EXPECT_NEAR(ev.error, ref.error, 1e-12 * scale) << tag;
+        EXPECT_NEAR(ev.error_stderr, ref.error_stderr, 1e-9 * ref.error_stderr) << tag;
+      }
+}
+
+// The fused softmax pass has its sizes fixed at compile time for H = 2, L = 10, F = 2 only;
+// other sizes read them at run time (and beyond its capacities take the kernel's path).
+// Both value channels, against the same one-sample-at-a-time reference.
+TEST(TheoryBatch, SameRightHandSideAtOtherSizes) {
+  struct Size {
+    int H, L;
+    Eigen::VectorXd nu;
+    Readout readout;
+  };
+  const std::vector<Size> sizes = {{3, 5, Eigen::Vector3d(8.0, 2.0, 1.0), Readout::Learned},
+                                   {1, 4, Eigen::Vector2d(2.0, 2.0), Readout::Sum},
+                                   {2, 20, Eigen::Vector2d(2.0, 2.0), Readout::Learned}};  // L beyond the capacity
+  for (const Size& size : sizes)
+    for (Activation act : {Activation::Softmax, Activation::Softmax1})
+      for (ValueChannel channel : {ValueChannel::Integrated, ValueChannel::Sampled}) {
+        ModelSpec m;
+        m.H = size.H;
+        m.L = size.L;
+        m.prior = Prior::gauss(size.nu);
+        m.readout = size.readout;
+        m.activation = act;
+        m.noise = 0.2;
+        const int H = m.H, F = m.F();
+        std::mt19937_64 gen(7);
+        std::normal_distribution<double> nd(0.0, 0.5);
+        OrderParameters op;
+        op.M.resize(H, F);
+        for (int h = 0; h < H; ++h)
+          for (int f = 0; f < F; ++f) op.M(h, f) = nd(gen);
+        op.R = Eigen::VectorXd::Zero(H);
+        if (channel == ValueChannel::Sampled)
+          for (int h = 0; h < H; ++h) op.R[h] = 0.3 - 0.2 * h;
+        Eigen::MatrixXd B(H, H);
+        for (int h = 0; h < H; ++h)
+          for (int g = 0; g < H; ++g) B(h, g) = nd(gen);
+        op.Q = op.M * op.M.transpose() + op.R * op.R.transpose() + B * B.transpose() +
+               0.3 * Eigen::MatrixXd::Identity(H, H);
+        op.c = m.initial_readout();
+        if (m.readout == Readout::Learned)
+          for (int h = 0; h < H; ++h) op.c[h] = 0.4 + 0.2 * h;
+        TheoryOptions o;
+        o.samples = 1030;  // 5 blocks, the last one partial, ending mid-batch
+        o.seed = 4;
+        o.channel = channel;
+        TheoryEvaluation ev;
+        TheoryEngine(m, o).evaluate(op, 0, ev);
+        const TheoryEvaluation ref = reference_rhs(m, o, op, 0);
+        const std::string tag = std::string(to_string(act)) + " H=" + std::to_string(H) + " L=" + std::to_string(m.L) +
+                                (channel == ValueChannel::Sampled ? " sampled" : " integrated");
+        ASSERT_EQ(ev.rate.size(), ref.rate.size()) << tag;
+        double scale = std::abs(ref.error);
+        for (double x : ref.rate) scale = std::max(scale, std::abs(x));
+        for (std::size_t i = 0; i < ref.rate.size(); ++i) {
+          EXPECT_NEAR(ev.rate[i], ref.rate[i], 1e-12 * scale) << tag << " entry " << i;
+          EXPECT_NEAR(ev.rate_stderr[i], ref.rate_stderr[i], 1e-9 * ref.rate_stderr[i] + 1e-15)
+              << tag << " entry " << i;
         }
         EXPECT_NEAR(ev.error, ref.error, 1e-12 * scale) << tag;
         EXPECT_NEAR(ev.error_stderr, ref.error_stderr, 1e-9 * ref.error_stderr) << tag;

@@ -9,6 +9,8 @@
 #include "headspec/projection.hpp"
 #include "headspec/random.hpp"
 
+#include "../exp_lanes.hpp"
+
 namespace headspec {
 
 StateLayout::StateLayout(int H, int F, bool learned_readout)
@@ -65,6 +67,260 @@ constexpr int64_t kStoreLimit = int64_t{1} << 25;  // doubles kept for Fixed mod
 constexpr int kLanes = AttentionKernelBatch::kLanes;
 static_assert(TheoryEngine::kBlock % kLanes == 0, "a block is whole batches");
 
+// The softmax right-hand side, fused: the rates of a batch of samples (one per lane) in
+// passes over the positions whose sums stay in registers, instead of AttentionKernelBatch's
+// separate forward, apply_jacobian and jacobian_gram passes over H×L arrays in memory.
+// Scores and exponentials run on all eight lanes of a batch (two AVX2 registers per
+// operation: the exponentials are long dependency chains, and twice as many are then in
+// flight), the sums on groups of four lanes (one register each, so that they fit).
+// g integrated out (MODEL.md §7), with P = Φ e, Φ_hℓ,ℓ' = c_h A_hℓ (δ_ℓℓ' − A_hℓ'):
+// P_hℓ = c_h u_hℓ, u_hℓ = A_hℓ (e_ℓ − μ_h), μ_h = Σ_ℓ A_hℓ e_ℓ, so c_h multiplies the sums
+// over ℓ, not every term; dc_h/dt = −η_c Σ_ℓ e_ℓ A_hℓ = −η_c μ_h; and
+// Σ_ℓ Φ_hℓ·Φ_gℓ = c_h c_g (Σ ab − Σ ab (a + b) + (Σ ab)²), a = A_hℓ, b = A_gℓ, as
+// AttentionKernelBatch::jacobian_gram. g sampled (§6): J_hℓ = c_h A_hℓ (g_ℓ − o_h), the same
+// way. Sizes known at compile time (FixedSizes) let the compiler unroll every pass;
+// RuntimeSizes serves the others up to its capacities.
+template <int H_, int L_, int F_>
+struct FixedSizes {
+  static constexpr int H = H_, L = L_, F = F_;
+  static constexpr int kMaxH = H_, kMaxL = L_, kMaxF = F_;
+};
+struct RuntimeSizes {
+  int H, L, F;
+  static constexpr int kMaxH = 8, kMaxL = 16, kMaxF = 8;
+  static bool fits(int h, int l, int f) { return h <= kMaxH && l <= kMaxL && f <= kMaxF; }
+};
+
+// What one evaluation's fused pass needs besides the samples.
+struct SoftmaxConstants {
+  const double* W;       // H×K row-major, W = [M C]: s_ℓ = W (λ_ℓ, w_ℓ)
+  const double* c;       // readout, H
+  bool softmax1;         // the extra logit 0 of softmax-1 (MODEL.md §3)
+  const double* R;       // R_h (g sampled; zeros when integrated out)
+  double delta;          // label noise Δ
+  double sqrt_delta;     // √Δ
+  double drift, noise;   // η/B, η²/B²
+  double readout_drift;  // η_c/B
+  bool learned;
+  std::size_t r_at, q_at, c_at, err_at;  // StateLayout offsets
+};
+
+// g integrated out: out[i] (i in StateLayout order, then r²) for the W lanes from `offset`
+// of a batch, whose stored numbers start at z (entry j at z[j·kLanes], draw_batch's
+// layout), from softmax_rates' scores S, exponentials A (normalised here) and inverse row
+// sums inv: one pass over the positions for A, e, |e|², μ and the Gram sums, one for u.
+template <int W, class Sizes, class VE>
+[[gnu::always_inline]] inline void softmax_group_rates(const Sizes& sz, const SoftmaxConstants& k, const double* z,
+                                                       VE* S_all, VE* A_all, const VE* inv_all, int offset,
+                                                       Eigen::Array<double, W, 1>* out) {
+  using V = Eigen::Array<double, W, 1>;
+  const int H = sz.H, L = sz.L, F = sz.F, K = F + H;
+  auto in = [&](int l, int j) { return V(Eigen::Map<const V>(z + (l * K + j) * kLanes)); };
+  auto Amap = [&](int i) { return Eigen::Map<V>(A_all[i].data() + offset); };
+  auto Sval = [&](int i) { return V(Eigen::Map<const V>(S_all[i].data() + offset)); };
+  constexpr int kMaxH = Sizes::kMaxH;
+  constexpr int kMaxPairs = kMaxH * (kMaxH + 1) / 2;
+  V e[Sizes::kMaxL], inv[kMaxH];
+  for (int h = 0; h < H; ++h) inv[h] = Eigen::Map<const V>(inv_all[h].data() + offset);
+  // A, e = a − e_ℓ* (ℓ* = 1), |e|², μ and the Gram sums.
+  V e2 = V::Zero(), mu[kMaxH], ab[kMaxPairs], cross[kMaxPairs];
+  for (int h = 0; h < H; ++h) mu[h].setZero();
+  for (int q = 0; q < H * (H + 1) / 2; ++q) ab[q].setZero(), cross[q].setZero();
+  for (int l = 0; l < L; ++l) {
+    V a = V::Zero();
+    for (int h = 0; h < H; ++h) {
+      Amap(h * L + l) *= inv[h];
+      a += k.c[h] * Amap(h * L + l);
+    }
+    const V el = l == 0 ? V(a - 1.0) : a;
+    e[l] = el;
+    e2 += el * el;
+    for (int h = 0; h < H; ++h) mu[h] += Amap(h * L + l) * el;
+    int q = 0;
+    for (int h = 0; h < H; ++h)
+      for (int g = h; g < H; ++g, ++q) {
+        const V x = Amap(h * L + l);
+        const V y = Amap(g * L + l);
+        const V xy = x * y;
+        ab[q] += xy;
+        if (g == h)
+          cross[q] += xy * x;  // doubled below
+        else
+          cross[q] += xy * (x + y);
+      }
+  }
+  // u, and the sums over ℓ of u_h λ_f (dM), u_h s_g (dQ's drift) and u_h u_g (P_h·P_g).
+  constexpr int kMaxHF = kMaxH * Sizes::kMaxF;
+  V dM[kMaxHF], T[kMaxH * kMaxH], uu[kMaxPairs];
+  for (int i = 0; i < H * F; ++i) dM[i].setZero();
+  for (int i = 0; i < H * H; ++i) T[i].setZero();
+  for (int q = 0; q < H * (H + 1) / 2; ++q) uu[q].setZero();
+  for (int l = 0; l < L; ++l) {
+    V u[kMaxH];
+    for (int h = 0; h < H; ++h) u[h] = Amap(h * L + l) * (e[l] - mu[h]);
+    for (int h = 0; h < H; ++h)
+      for (int f = 0; f < F; ++f) dM[h * F + f] += u[h] * in(l, f);
+    for (int h = 0; h < H; ++h)
+      for (int g = 0; g < H; ++g) T[h * H + g] += u[h] * Sval(g * L + l);
+    int q = 0;
+    for (int h = 0; h < H; ++h)
+      for (int g = h; g < H; ++g, ++q) uu[q] += u[h] * u[g];
+  }
+  const V e2d = e2 + k.delta;  // E_g[r²] = |e|² + Δ
+  for (int h = 0; h < H; ++h) {
+    const double scale = -k.drift * k.c[h];
+    for (int f = 0; f < F; ++f) out[h * F + f] = scale * dM[h * F + f];
+    out[k.r_at + h].setZero();  // E_g[r J g] = 0
+  }
+  int q = 0;
+  for (int h = 0; h < H; ++h)
+    for (int g = h; g < H; ++g, ++q) {
+      // E_g[r² J_h·J_g] = (|e|² + Δ) Σ_ℓ Φ_hℓ·Φ_gℓ + 2 P_h·P_g (MODEL.md §7).
+      const V gram = (g == h ? V(ab[q] - 2.0 * cross[q]) : V(ab[q] - cross[q])) + ab[q] * ab[q];
+      out[k.q_at + q] = -k.drift * (k.c[h] * T[h * H + g] + k.c[g] * T[g * H + h]) +
+                        (k.noise * k.c[h] * k.c[g]) * (e2d * gram + 2.0 * uu[q]);
+    }
+  if (k.learned)
+    for (int h = 0; h < H; ++h) out[k.c_at + h] = -k.readout_drift * mu[h];
+  out[k.err_at] = e2d;
+}
+
+// With g sampled (the general path, MODEL.md §6): the same for the W lanes from
+// `offset`. J_hℓ = c_h u_hℓ with u_hℓ = A_hℓ (g_ℓ − o_h), o_h = Σ_ℓ A_hℓ g_ℓ, and every
+// rate is r (or r²) times sums of u: c_h and r multiply the sums, not the terms.
+template <int W, class Sizes, class VE>
+[[gnu::always_inline]] inline void softmax_sampled_group_rates(const Sizes& sz, const SoftmaxConstants& k,
+                                                               const double* z, VE* S_all, VE* A_all, const VE* inv_all,
+                                                               int offset, Eigen::Array<double, W, 1>* out) {
+  using V = Eigen::Array<double, W, 1>;
+  const int H = sz.H, L = sz.L, F = sz.F, K = F + H;
+  auto in = [&](int i) { return V(Eigen::Map<const V>(z + i * kLanes)); };  // z[i] of draw_batch's layout
+  auto Amap = [&](int i) { return Eigen::Map<V>(A_all[i].data() + offset); };
+  auto Sval = [&](int i) { return V(Eigen::Map<const V>(S_all[i].data() + offset)); };
+  constexpr int kMaxH = Sizes::kMaxH;
+  constexpr int kMaxPairs = kMaxH * (kMaxH + 1) / 2, kMaxHF = kMaxH * Sizes::kMaxF;
+  V inv[kMaxH], o[kMaxH];
+  for (int h = 0; h < H; ++h) inv[h] = Eigen::Map<const V>(inv_all[h].data() + offset), o[h].setZero();
+  // A and the head outputs o_h; ŷ = Σ_h c_h o_h, r = ŷ − y with y = g_ℓ* + √Δ ξ (ℓ* = 1).
+  for (int l = 0; l < L; ++l) {
+    const V g = in(L * K + l);
+    for (int h = 0; h < H; ++h) {
+      Amap(h * L + l) *= inv[h];
+      o[h] += Amap(h * L + l) * g;
+    }
+  }
+  V yhat = k.c[0] * o[0];
+  for (int h = 1; h < H; ++h) yhat += k.c[h] * o[h];
+  const V r = yhat - (in(L * K) + k.sqrt_delta * in(L * K + L));
+  // The sums over ℓ of u_h λ_f (dM), u_h g (dR), u_h s_g (dQ's drift) and u_h u_g (noise).
+  V dM[kMaxHF], dR[kMaxH], T[kMaxH * kMaxH], uu[kMaxPairs];
+  for (int i = 0; i < H * F; ++i) dM[i].setZero();
+  for (int h = 0; h < H; ++h) dR[h].setZero();
+  for (int i = 0; i < H * H; ++i) T[i].setZero();
+  for (int q = 0; q < H * (H + 1) / 2; ++q) uu[q].setZero();
+  for (int l = 0; l < L; ++l) {
+    const V g = in(L * K + l);
+    V u[kMaxH];
+    for (int h = 0; h < H; ++h) u[h] = Amap(h * L + l) * (g - o[h]);
+    for (int h = 0; h < H; ++h) {
+      for (int f = 0; f < F; ++f) dM[h * F + f] += u[h] * in(l * K + f);
+      dR[h] += u[h] * g;
+    }
+    for (int h = 0; h < H; ++h)
+      for (int g2 = 0; g2 < H; ++g2) T[h * H + g2] += u[h] * Sval(g2 * L + l);
+    int q = 0;
+    for (int h = 0; h < H; ++h)
+      for (int g2 = h; g2 < H; ++g2, ++q) uu[q] += u[h] * u[g2];
+  }
+  const V dr = -k.drift * r, r2 = r * r;
+  for (int h = 0; h < H; ++h) {
+    const V scale = k.c[h] * dr;
+    for (int f = 0; f < F; ++f) out[h * F + f] = scale * dM[h * F + f];
+    out[k.r_at + h] = scale * dR[h];
+  }
+  int q = 0;
+  for (int h = 0; h < H; ++h)
+    for (int g2 = h; g2 < H; ++g2, ++q)
+      out[k.q_at + q] =
+          dr * (k.c[h] * T[h * H + g2] + k.c[g2] * T[g2 * H + h]) + (k.noise * k.c[h] * k.c[g2]) * (r2 * uu[q]);
+  if (k.learned)
+    for (int h = 0; h < H; ++h) out[k.c_at + h] = (-k.readout_drift * r) * o[h];
+  out[k.err_at] = r2;
+}
+
+// The rates of a batch of WE samples (one per lane) whose stored numbers start at z, entry
+// j at z[j·kLanes] (draw_batch's layout), into outs[part·width + i] for the groups of W
+// lanes: g integrated out (MODEL.md §7) or, with Sampled, g sampled (§6).
+template <int WE, int W, bool Sampled, class Sizes>
+[[gnu::always_inline]] inline void softmax_rates(const Sizes& sz, const SoftmaxConstants& k, const double* z,
+                                                 Eigen::Array<double, W, 1>* outs, std::size_t width) {
+  static_assert(WE % W == 0, "the exponential's lanes are whole groups");
+  using VE = Eigen::Array<double, WE, 1>;
+  const int H = sz.H, L = sz.L, K = sz.F + sz.H;
+  auto in = [&](int l, int j) { return VE(Eigen::Map<const VE>(z + (l * K + j) * kLanes)); };
+  constexpr int kMaxH = Sizes::kMaxH, kMaxHL = Sizes::kMaxH * Sizes::kMaxL;
+  VE S[kMaxHL], A[kMaxHL], m[kMaxH], inv[kMaxH];
+  // Scores and each row's maximum (log-sum-exp, MODEL.md §3; softmax-1 counts its logit 0),
+  // and the exponentials, on WE lanes: their long dependency chains need as many
+  // independent ones in flight as the processor holds.
+  for (int h = 0; h < H; ++h) m[h] = VE::Constant(k.softmax1 ? 0.0 : -INFINITY);
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h) {
+      VE s = k.W[h * K] * in(l, 0);
+      for (int j = 1; j < K; ++j) s += k.W[h * K + j] * in(l, j);
+      if constexpr (Sampled) s += k.R[h] * VE(Eigen::Map<const VE>(z + (L * K + l) * kLanes));  // + R_h g_ℓ
+      S[h * L + l] = s;
+      m[h] = m[h].max(s);
+    }
+  for (int h = 0; h < H; ++h) {
+    VE total = k.softmax1 ? detail::exp_nonpositive<WE>(-m[h]) : VE(VE::Zero());
+    for (int l = 0; l < L; ++l) total += (A[h * L + l] = detail::exp_nonpositive<WE>(S[h * L + l] - m[h]));
+    inv[h] = total.inverse();  // one division per row, not per entry
+  }
+  // The rest on groups of W lanes, whose sums fit in registers.
+  for (int part = 0; part < WE / W; ++part)
+    if constexpr (Sampled)
+      softmax_sampled_group_rates<W>(sz, k, z + part * W, S, A, inv, part * W, outs + part * width);
+    else
+      softmax_group_rates<W>(sz, k, z + part * W, S, A, inv, part * W, outs + part * width);
+}
+
+// One batch through softmax_rates, each lane summing its own samples into acc and acc_sq;
+// lanes from `lanes` on are past the last sample and are not summed. softmax_batch below is
+// its out-of-line copy for the three paths other than the default (Fig. 1 sizes, g
+// integrated out): with all four inlined into evaluate(), the default path lost 12–18 %.
+template <bool Sampled, class Sizes>
+[[gnu::always_inline]] inline void softmax_batch_inline(const Sizes sz, const SoftmaxConstants& k, const double* z,
+                                                        Eigen::Array<double, 4, 1>* outs, std::size_t width,
+                                                        int64_t lanes, AttentionKernelBatch::Lanes* acc,
+                                                        AttentionKernelBatch::Lanes* acc_sq) {
+  constexpr int kGroup = 4;
+  softmax_rates<kLanes, kGroup, Sampled>(sz, k, z, outs, width);
+  for (int part = 0; part < kLanes / kGroup; ++part) {
+    const Eigen::Array<double, kGroup, 1>* rates = outs + part * width;
+    const int valid = static_cast<int>(std::clamp<int64_t>(lanes - part * kGroup, 0, kGroup));
+    if (valid == kGroup) {
+      for (std::size_t i = 0; i < width; ++i) {
+        acc[i].segment<kGroup>(part * kGroup) += rates[i];
+        acc_sq[i].segment<kGroup>(part * kGroup) += rates[i].square();
+      }
+    } else {
+      for (std::size_t i = 0; i < width; ++i)
+        for (int j = 0; j < valid; ++j) {
+          acc[i][part * kGroup + j] += rates[i][j];
+          acc_sq[i][part * kGroup + j] += rates[i][j] * rates[i][j];
+        }
+    }
+  }
+}
+
+template <bool Sampled, class Sizes>
+[[gnu::noinline]] void softmax_batch(const Sizes sz, const SoftmaxConstants& k, const double* z,
+                                     Eigen::Array<double, 4, 1>* outs, std::size_t width, int64_t lanes,
+                                     AttentionKernelBatch::Lanes* acc, AttentionKernelBatch::Lanes* acc_sq) {
+  softmax_batch_inline<Sampled>(sz, k, z, outs, width, lanes, acc, acc_sq);
+}
+
 }  // namespace
 
 TheoryEngine::TheoryEngine(const ModelSpec& model, const TheoryOptions& options)
@@ -73,8 +329,7 @@ TheoryEngine::TheoryEngine(const ModelSpec& model, const TheoryOptions& options)
       layout_(model.H, model.F(), model.readout == Readout::Learned),
       fixed_c_(model.initial_readout()),
       width_(model.F() + model.L * (model.F() + model.H + 1) + 1),
-      batch_width_(model.L * (model.F() + model.H) +
-                   (options.channel == ValueChannel::Sampled ? model.L + 1 : 0)) {
+      batch_width_(model.L * (model.F() + model.H) + (options.channel == ValueChannel::Sampled ? model.L + 1 : 0)) {
   const int64_t batches = (options_.samples + kLanes - 1) / kLanes;
   if (options_.mode == MonteCarloMode::Fixed && batches * kLanes * batch_width_ <= kStoreLimit) {
     stored_.resize(static_cast<std::size_t>(batches * batch_width_));
@@ -157,6 +412,36 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
   std::vector<double> sums(static_cast<std::size_t>(blocks) * width, 0.0), squares(sums.size(), 0.0);
   const bool stored = !stored_.empty() && options_.mode == MonteCarloMode::Fixed;
 
+  // Softmax and softmax-1, either value channel, take the fused pass (softmax_rates, a
+  // batch at a time); H = 2, L = 10, F = 2 (seed Fig. 1) with its sizes known at compile
+  // time, inlined here for g integrated out, the default.
+  enum class Path { Kernel, FusedFig1, FusedRuntime };
+  const bool softmax = model_.activation == Activation::Softmax || model_.activation == Activation::Softmax1;
+  Path path = Path::Kernel;
+  if (softmax) {
+    if (H == 2 && L == 10 && F == 2)
+      path = Path::FusedFig1;
+    else if (RuntimeSizes::fits(H, L, F))
+      path = Path::FusedRuntime;
+  }
+  SoftmaxConstants fused;
+  fused.W = W.data();
+  fused.c = c.data();
+  fused.softmax1 = model_.activation == Activation::Softmax1;
+  fused.R = R.data();
+  fused.delta = model_.noise;
+  fused.sqrt_delta = sqrt_delta;
+  fused.drift = drift;
+  fused.noise = noise;
+  fused.readout_drift = readout_drift;
+  fused.learned = learned;
+  fused.r_at = r_at;
+  fused.q_at = q_at;
+  fused.c_at = c_at;
+  fused.err_at = err_index;
+  constexpr int kGroup = 4;
+  using Group = Eigen::Array<double, kGroup, 1>;
+
 #pragma omp parallel if (blocks >= 8)
   {
     // Per-thread buffers, one sample per lane (AttentionKernelBatch).
@@ -164,6 +449,7 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
     std::vector<double> aos(stored ? 0 : static_cast<std::size_t>(kLanes * width_));
     std::vector<Lanes> soa(stored ? 0 : static_cast<std::size_t>(batch_width_));
     std::vector<Lanes> S(HL), J(HL), e(L), gram(pairs), contrib(width), acc(width), acc_sq(width);
+    std::vector<Group> group_out(path == Path::Kernel ? 0 : width * (kLanes / kGroup));
     const double* w_rows = W.data();
     Lanes* out = contrib.data();
 #pragma omp for schedule(static)
@@ -179,6 +465,25 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
         } else {
           draw_batch(batch, options_.mode == MonteCarloMode::Fixed ? 0 : draw, aos.data(), soa.data());
           z = soa.data();
+        }
+        if (path != Path::Kernel) {
+          const int64_t lanes = N - n0;
+          if (path == Path::FusedFig1) {
+            if (sampled)
+              softmax_batch<true>(FixedSizes<2, 10, 2>{}, fused, z->data(), group_out.data(), width, lanes, acc.data(),
+                                  acc_sq.data());
+            else
+              softmax_batch_inline<false>(FixedSizes<2, 10, 2>{}, fused, z->data(), group_out.data(), width, lanes,
+                                          acc.data(), acc_sq.data());
+          } else {
+            if (sampled)
+              softmax_batch<true>(RuntimeSizes{H, L, F}, fused, z->data(), group_out.data(), width, lanes, acc.data(),
+                                  acc_sq.data());
+            else
+              softmax_batch<false>(RuntimeSizes{H, L, F}, fused, z->data(), group_out.data(), width, lanes, acc.data(),
+                                   acc_sq.data());
+          }
+          continue;
         }
         // Projections of the samples (ℓ* = 1 by exchangeability, MODEL.md §6): (λ_ℓ, w_ℓ)
         // at z[ℓ·K + k], then with g sampled g_ℓ at z[L·K + ℓ] and ξ at z[L·K + L].
@@ -244,7 +549,7 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
           }
           e2 += model_.noise;
           kernel.apply_jacobian(e.data(), J.data());  // P
-          kernel.jacobian_gram(gram.data());         // Σ_ℓ Φ_hℓ·Φ_h'ℓ
+          kernel.jacobian_gram(gram.data());          // Σ_ℓ Φ_hℓ·Φ_h'ℓ
           drift_terms(Lanes::Ones());
           for (int h = 0; h < H; ++h) out[r_at + h].setZero();
           std::size_t q = q_at;
