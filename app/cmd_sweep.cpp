@@ -44,6 +44,9 @@ struct SweepOptions {
   double dt = 0.05;
   int64_t init_D = 10000;
   std::string init_engine = "dense";
+  double until_converged = 0;      // stop rules (docs/theory.md §3)
+  double until_error_settled = 0;
+  double error_window = 20;
   // specialisation
   double delta = 0.2;
   bool stop_when_specialised = false;
@@ -112,6 +115,8 @@ void prepare(const SweepOptions& o, bool writes, Plan& plan) {
   if (!(std::isfinite(o.delta) && o.delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", o.delta));
   if (theory && o.stop_when_specialised)
     throw UsageError("--stop-when-specialised: only for the finite-D engines (gram, dense)");
+  if (!theory && o.until_converged != 0) throw UsageError("--until-converged: only for --engine theory");
+  if (!theory && o.until_error_settled != 0) throw UsageError("--until-error-settled: only for --engine theory");
   SimulationSpec& sim = plan.sim;
   sim.D = o.D;
   sim.T = o.run.T;
@@ -128,6 +133,9 @@ void prepare(const SweepOptions& o, bool writes, Plan& plan) {
     plan.integration.dt = o.dt;
     plan.integration.T = o.run.T;
     plan.integration.record_every = o.run.record_every;
+    plan.integration.until_converged = o.until_converged;
+    plan.integration.until_error_settled = o.until_error_settled;
+    plan.integration.error_window = o.error_window;
     plan.mc.samples = o.mc;
     plan.mc.mode = o.mc_resample ? MonteCarloMode::Resample : MonteCarloMode::Fixed;
     plan.integration.validate(plan.mc.mode);
@@ -203,6 +211,10 @@ std::string task_key(const SweepOptions& o, const Plan& plan, const Point& p, in
     key["theory"] = {{"mc", plan.mc.samples}, {"mc_mode", o.mc_resample ? "resample" : "fixed"},
                      {"integrator", to_string(plan.integration.method)}, {"dt", plan.integration.dt},
                      {"init_D", o.init_D}, {"init_engine", o.init_engine}};
+    // Only when set, so that the work folders of sweeps without a stop rule stay valid.
+    if (o.until_converged > 0) key["theory"]["until_converged"] = o.until_converged;
+    if (o.until_error_settled > 0)
+      key["theory"]["until_error_settled"] = {o.until_error_settled, o.error_window};
   } else {
     key["D"] = p.D;
     key["test_samples"] = plan.sim.test_samples;
@@ -238,6 +250,9 @@ int write_results(const SweepOptions& o, const std::vector<std::string>& argv, c
   std::string csv = fmt::format("{}\n", fmt::join(header, ","));
   std::string summary = fmt::format("{}", fmt::join(header, ","));
   summary += ",diverged";
+  // A theory run with a stop rule: whether it stopped before T (stopped_by_rule), and when.
+  const bool stop_rule = theory && (o.until_converged > 0 || o.until_error_settled > 0);
+  if (stop_rule) summary += ",converged,converged_at";
   for (int f = 1; f <= F; ++f) summary += fmt::format(",tau_{}", f);
   if (!theory)
     for (int f = 1; f <= F; ++f) summary += fmt::format(",tau_tilde_{}", f);
@@ -271,6 +286,11 @@ int write_results(const SweepOptions& o, const std::vector<std::string>& argv, c
       t_final = fmt::format("{}", tr.records.back().t);
     }
     summary += fmt::format("{}{},{},{},{}", prefix, run, t_final, fmt::join(cells, ","), tr.diverged ? 1 : 0);
+    if (stop_rule) {
+      double at = 0;
+      const bool converged = stopped_by_rule(tr, plan.integration, &at);
+      summary += converged ? fmt::format(",1,{}", at) : std::string(",0,");
+    }
     auto tau = specialisation_times(tr.records, o.delta);
     tau.resize(static_cast<std::size_t>(p.model.F()), std::nan(""));
     for (int f = 0; f < F; ++f) summary += f < p.model.F() ? fmt::format(",{}", tau[f]) : std::string(",");
@@ -299,7 +319,9 @@ int write_results(const SweepOptions& o, const std::vector<std::string>& argv, c
   if (theory)
     meta["theory"] = {{"mc", o.mc}, {"mc_mode", o.mc_resample ? "resample" : "fixed"},
                       {"integrator", to_string(plan.integration.method)}, {"dt", o.dt},
-                      {"init_D", o.init_D}, {"init_engine", o.init_engine}};
+                      {"init_D", o.init_D}, {"init_engine", o.init_engine},
+                      {"until_converged", o.until_converged}, {"until_error_settled", o.until_error_settled},
+                      {"error_window", o.error_window}};
   else
     meta["sweep"]["test_samples"] = o.test_samples;
   meta["diverged"] = diverged;
@@ -445,6 +467,14 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--dt", opts->dt, "theory: time step")->capture_default_str();
   sub->add_option("--init-D", opts->init_D, "theory: D of the initial state")->capture_default_str();
   sub->add_option("--init-engine", opts->init_engine, "theory: engine of the initial state (dense | gram)")
+      ->capture_default_str();
+  sub->add_option("--until-converged", opts->until_converged,
+                  "theory: stop a run once every |derivative| is below this");
+  sub->add_option("--until-error-settled", opts->until_error_settled,
+                  "theory: stop a run once the recorded error's means over the four quarters of the last "
+                  "--error-window differ by less than this fraction of the last one");
+  sub->add_option("--error-window", opts->error_window,
+                  "theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals")
       ->capture_default_str();
   sub->add_option("--delta", opts->delta, "specialisation threshold δ (MODEL.md §10)")->capture_default_str();
   sub->add_flag("--stop-when-specialised", opts->stop_when_specialised,

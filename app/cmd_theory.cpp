@@ -28,6 +28,8 @@ struct TheoryCliOptions {
   int runs = 1;
   bool keep_R = false;
   double until_converged = 0;
+  double until_error_settled = 0;
+  double error_window = 20;
 };
 
 int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv, bool check_only) {
@@ -42,6 +44,8 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv, 
   spec.T = o.run.T;
   spec.record_every = o.run.record_every;
   spec.until_converged = o.until_converged;
+  spec.until_error_settled = o.until_error_settled;
+  spec.error_window = o.error_window;
   spec.init_D = o.init_D;
   spec.init_engine = o.init_engine;
   spec.runs = o.runs;
@@ -62,6 +66,8 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv, 
                       {"init_engine", o.init_engine},
                       {"keep_R", o.keep_R},
                       {"until_converged", o.until_converged},
+                      {"until_error_settled", o.until_error_settled},
+                      {"error_window", o.error_window},
                       {"T", o.run.T},
                       {"record_every", o.run.record_every},
                       {"seed", o.run.seed},
@@ -97,9 +103,12 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv, 
   for (std::size_t k = 0; k < results.size(); ++k) {
     const auto& r = results[k];
     nlohmann::json run = {{"run", k}, {"evaluations", r.evaluations}};
-    if (o.until_converged > 0) {
+    if (o.until_converged > 0 || o.until_error_settled > 0) {
       run["converged"] = r.converged;
-      if (r.converged) run["converged_at"] = r.converged_at;
+      if (r.converged) {
+        run["converged_at"] = r.converged_at;
+        run["converged_by"] = to_string(r.converged_by);
+      }
     }
     if (r.trajectory.diverged) {
       run["diverged_at"] = r.trajectory.diverged_at;
@@ -116,9 +125,15 @@ int run_theory(const TheoryCliOptions& o, const std::vector<std::string>& argv, 
           "headspec: run {} diverged (NaN or overflow) at t = {}; the rows before it are kept; try a smaller --lr "
           "(now {}) or a smaller --dt (now {})\n",
           k, r.trajectory.diverged_at, model.lr, integration.dt);
-    else if (o.until_converged > 0 && !r.converged)
-      std::cerr << fmt::format("headspec: run {} did not converge (every |derivative| < {}) by T = {}\n", k,
-                               o.until_converged, o.run.T);
+    else if ((o.until_converged > 0 || o.until_error_settled > 0) && !r.converged) {
+      std::vector<std::string> rules;
+      if (o.until_converged > 0) rules.push_back(fmt::format("every |derivative| < {}", o.until_converged));
+      if (o.until_error_settled > 0)
+        rules.push_back(fmt::format("error settled to a relative {} over a window {}", o.until_error_settled,
+                                    o.error_window));
+      std::cerr << fmt::format("headspec: run {} did not converge ({}) by T = {}\n", k, fmt::join(rules, " or "),
+                               integration.last_record_time());
+    }
   }
   return status;
 }
@@ -147,6 +162,12 @@ Command add_theory_command(CLI::App& app) {
   sub->add_flag("--keep-R", opts->keep_R, "keep R(0) from the draw and sample the value channel (general path)");
   sub->add_option("--until-converged", opts->until_converged,
                   "stop once every |derivative| is below this (--T is then the longest time)");
+  sub->add_option("--until-error-settled", opts->until_error_settled,
+                  "stop once the recorded error's means over the four quarters of the last --error-window differ by "
+                  "less than this fraction of the last one (--T is then the longest time)");
+  sub->add_option("--error-window", opts->error_window,
+                  "window W of --until-error-settled: a whole multiple of 4 --record-every intervals")
+      ->capture_default_str();
   return {sub, [opts](const std::vector<std::string>& argv, bool check_only) { return run_theory(*opts, argv, check_only); }};
 }
 

@@ -239,3 +239,13 @@ TEST(DivergenceCli, EveryEngineStopsWithStatus3AndKeepsItsRows) {
 }
 
 }  // namespace
+
+// The settled-error rule reads the recorded errors, which the checkpoint holds: a resumed run
+// stops where the uninterrupted one did (docs/theory.md §3).
+TEST(CheckpointCli, TheoryWithTheErrorRuleResumesToTheSameBytes) {
+  check_interrupt_and_resume("theory_settled",
+                             "theory --prior gauss --nu 4,4 --L 4 --H 2 --mc 1000 --dt 0.1 --T 400 --record-every 0.5 "
+                             "--until-error-settled 2e-3 --error-window 40 --init-D 200",
+                             "3",
+                             "--q0 0.5");
+}

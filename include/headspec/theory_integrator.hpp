@@ -30,19 +30,34 @@ struct IntegrationSpec {
   double T = 20;                 ///< horizon
   double record_every = 1;       ///< a multiple of dt for the fixed-step methods
   double until_converged = 0;    ///< > 0: stop once every |derivative| < this
+  /// > 0: stop once the recorded error ε has settled: the means of ε over the records of the
+  /// four quarters of the last error_window of time differ (largest minus smallest) by less
+  /// than this, relative to the last quarter's mean (docs/theory.md §3).
+  double until_error_settled = 0;
+  double error_window = 20;      ///< W of until_error_settled: a whole multiple of 4 record intervals
   double tolerance = 1e-8;       ///< dopri5: absolute and relative error per step
 
   /// Steps of dt between records (fixed-step methods).
   int64_t steps_per_record() const;
+  /// Records in each quarter of the error window (until_error_settled).
+  int64_t records_per_quarter_window() const;
+  /// The time of the last scheduled record, ⌊T / record_every⌋ · record_every: the stop rules
+  /// are tested before it only, so a run "converged" exactly when it stopped before it.
+  double last_record_time() const;
   /// Throws UsageError naming the flag of the first inconsistent value (method, dt, record
   /// interval, tolerance) for Monte Carlo mode `mode`.
   void validate(MonteCarloMode mode) const;
 };
 
+/// Which stop rule ended a run.
+enum class StopRule : uint64_t { None = 0, Derivatives = 1, ErrorSettled = 2 };
+const char* to_string(StopRule rule);  ///< "", "derivatives", "error"
+
 struct TheoryResult {
   Trajectory trajectory;     ///< records at t = 0, record_every, … (and at convergence)
-  bool converged = false;    ///< with until_converged: every |derivative| fell below it
+  bool converged = false;    ///< a stop rule (until_converged, until_error_settled) fired before T
   double converged_at = 0;
+  StopRule converged_by = StopRule::None;
   int64_t evaluations = 0;   ///< right-hand-side evaluations
 };
 
@@ -54,6 +69,15 @@ struct TheoryResult {
 TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters& initial, const IntegrationSpec& spec,
                               int run, const ProgressFn& progress = {}, RunSlots* slots = nullptr,
                               const Checkpointing* checkpointing = nullptr);
+
+/// Whether the recorded errors of `records` (the last one at time t) meet spec's
+/// until_error_settled rule at t: false while fewer than four quarter windows are recorded.
+bool error_settled(const std::vector<Record>& records, const IntegrationSpec& spec);
+
+/// Whether a trajectory integrated with `spec` was stopped by a stop rule, and when (the time
+/// of its last record): it did exactly when it is not diverged and its last record is before
+/// spec.last_record_time(). What `sweep` reports, from the trajectory alone.
+bool stopped_by_rule(const Trajectory& trajectory, const IntegrationSpec& spec, double* at = nullptr);
 
 /// The slot of a finished run, and the run it holds (for TheoryRuns's checkpoints);
 /// read_finished_theory returns false for a slot that is not a finished run.

@@ -21,6 +21,8 @@ struct TheoryRunsSpec {
   double T = 20;
   double record_every = 1;
   double until_converged = 0;
+  double until_error_settled = 0;  ///< IntegrationSpec::until_error_settled
+  double error_window = 20;
   int64_t init_D = 10000;          ///< D of the finite-D initialisation
   std::string init_engine = "dense";
   int runs = 1;                    ///< run k uses seed + k (initial keys and Monte Carlo)

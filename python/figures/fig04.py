@@ -3,11 +3,16 @@ softmax-1, Bayes-softmax), with the learned readout and with the fixed `sum` rea
 against the Bayes-optimal error ε_Bayes (MODEL.md §8). L = 5, η = 1, gauss prior;
 (a) F = 4, ν = 10 each, H = 1 … 8; (b) F = 2, H = 4, ν_1 = ν_2 = ν from 1 to 20.
 
-E^∞ of one run is the theory's error at t = T. The heads' norms keep creeping up long after
-the error has settled (the η² term of dQ/dt, MODEL.md §6), so the derivative test of
-`--until-converged` never fires in this setting; the table `fig4.csv` gives, for every run,
-the error's change over the last quarter of the horizon (`drift`), to show how settled it is.
-Prior of panel (b): the seed's caption does not name it; gauss, as in (a)."""
+E^∞ of one run is the theory's error where the error has settled: `--until-error-settled TOL
+--error-window W` stops a run once the mean errors over the four quarters of the last W differ
+by less than TOL relative (docs/theory.md §3), with --T as the longest time.
+The derivative test `--until-converged` cannot serve here: the heads' norms keep creeping up
+long after the error has settled (the η² term of dQ/dt, MODEL.md §6). The table `fig4.csv`
+gives, for every run, whether it stopped so (`converged`), where (`t_end`), and the rule's
+relative change at the end (`rel_change`). Prior of panel (b): the seed's caption does not
+name it; gauss, as in (a)."""
+import json
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -21,11 +26,10 @@ L = 5
 
 def sizes(quick):
     if quick:
-        return {"Hs": [1, 2], "nus": [2, 10], "runs": 2, "mc": 500, "dt": 0.4, "T": 40, "rec": 4,
-                "bayes_samples": 200000}
-    # Panel (b)'s ν in the order they are run: the range first, then filled in.
-    return {"Hs": list(range(1, 9)), "nus": [1, 20, 10, 4, 14, 2, 6, 17, 8, 12], "runs": 5, "mc": 1000, "dt": 0.4,
-            "T": 200, "rec": 10, "bayes_samples": 1000000}
+        return {"Hs": [1, 2], "nus": [2, 10], "runs": 2, "mc": 500, "dt": 0.4, "T": 40, "rec": 2, "window": 16,
+                "tol": 2e-3, "bayes_samples": 200000}
+    return {"Hs": list(range(1, 9)), "nus": list(range(1, 21)), "runs": 5, "mc": 1000, "dt": 0.4, "T": 1000,
+            "rec": 2, "window": 120, "tol": 2e-3, "bayes_samples": 1000000}
 
 
 def nu_text(nu, F):
@@ -35,23 +39,29 @@ def nu_text(nu, F):
 def theory_args(f, s, name, nu, F, H, activation, readout):
     return ["theory", "--prior", "gauss", "--nu", nu_text(nu, F), "--L", L, "--H", H, "--activation", activation,
             "--readout", readout, "--lr", 1, "--mc", s["mc"], "--dt", s["dt"], "--T", s["T"], "--record-every",
-            s["rec"], "--runs", s["runs"], "--seed", 1, "--out", f.path(f"_{name}_{activation}_{readout}.csv")]
+            s["rec"], "--until-error-settled", s["tol"], "--error-window", s["window"], "--runs", s["runs"],
+            "--seed", 1, "--out", f.path(f"_{name}_{activation}_{readout}.csv")]
 
 
-def final_errors(table, runs, T):
-    """E^∞ (error at t = T) and its drift over the last quarter [0.75 T, T] for every run."""
+def final_errors(table, sidecar, s):
+    """Per run: where it stopped, whether the error had settled there, E^∞ (the error at the
+    last row) and the stop rule's statistic at the end: the last quarter's mean error minus the
+    first quarter's of the last window, relative to the last quarter's (signed: > 0 rising)."""
+    m = int(round(s["window"] / (4 * s["rec"])))
     out = []
-    for run in range(runs):
+    for run in range(s["runs"]):
         r = select_run(table, run)
-        late = np.argmin(np.abs(r["t"] - 0.75 * T))
-        out.append((run, float(r["t"][-1]), float(r["loss"][-1]), float(r["loss"][-1] - r["loss"][late])))
+        last, first = np.mean(r["loss"][-m:]), np.mean(r["loss"][-4 * m:-3 * m])
+        converged = bool(sidecar["runs_summary"][run]["converged"])
+        out.append((run, float(r["t"][-1]), int(converged), float(r["loss"][-1]), float((last - first) / last)))
     return out
 
 
 def make(f):
     s = sizes(f.quick)
     f.parameters = dict(s, prior="gauss", L=L, lr=1, seed=1, init="dense, D = 10^4 (theory default)",
-                        E_inf="error at t = T (mean and standard deviation over runs)",
+                        E_inf="error where --until-error-settled tol --error-window window stopped the run "
+                              "(at t = T if it did not): mean and standard deviation over runs",
                         panel_a={"F": 4, "nu": 10, "H": s["Hs"]}, panel_b={"F": 2, "H": 4, "nu": s["nus"]},
                         panel_b_prior="gauss: the seed's caption does not say; the natural reading given (a)",
                         activations=[a for a, *_ in ACTIVATIONS], readouts=[r for r, _ in READOUTS])
@@ -72,13 +82,15 @@ def make(f):
     tables = f.run_all(commands)
 
     rows = []
-    for key, table in zip(keys, tables):
+    for key, command, table in zip(keys, commands, tables):
         panel, nu, F, H, act, readout = key
         b = bayes[(nu, F)]
-        for run, t_end, e, drift in final_errors(table, s["runs"], s["T"]):
-            rows.append((panel, act, readout, H, F, nu, run, t_end, e, drift, b["mmse"], b["stderr"]))
-    f.write_table(".csv", ["panel", "activation", "readout", "H", "F", "nu", "run", "t_end", "E_inf", "drift",
-                           "eps_bayes", "eps_bayes_stderr"], rows)
+        with open(command[command.index("--out") + 1] + ".json") as sidecar:
+            runs = final_errors(table, json.load(sidecar), s)
+        for run, t_end, converged, e, change in runs:
+            rows.append((panel, act, readout, H, F, nu, run, t_end, converged, e, change, b["mmse"], b["stderr"]))
+    f.write_table(".csv", ["panel", "activation", "readout", "H", "F", "nu", "run", "t_end", "converged", "E_inf",
+                           "rel_change", "eps_bayes", "eps_bayes_stderr"], rows)
 
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
     for col, panel in enumerate(("a", "b")):
@@ -86,7 +98,7 @@ def make(f):
         for row, (readout, rlabel) in enumerate(READOUTS):
             ax = axes[row, col]
             for act, label, colour, marker in ACTIVATIONS:
-                e = np.array([[r[8] for r in rows if r[0] == panel and r[1] == act and r[2] == readout
+                e = np.array([[r[9] for r in rows if r[0] == panel and r[1] == act and r[2] == readout
                                and (r[3] if panel == "a" else r[5]) == x] for x in xs])
                 for i, x in enumerate(xs):
                     ax.plot([x] * e.shape[1], e[i], marker, color=colour, ms=3, alpha=0.3)
@@ -104,9 +116,10 @@ def make(f):
                 ax.set_title(f"(b) F = 2, H = 4; {rlabel}", fontsize=9)
             if readout == "sum":
                 ax.set_yscale("log")
-            ax.set_ylabel(r"$\mathcal{E}^\infty_\sigma$ (error at $t = T$)")
+            ax.set_ylabel(r"$\mathcal{E}^\infty_\sigma$ (error where it settled)")
             ax.legend(fontsize=7)
     fig.suptitle(f"Fig. 4: final error per activation, gauss prior, L = 5, η = 1 (theory, N = {s['mc']}, "
-                 f"dt = {s['dt']}, T = {s['T']}; mean ± s.d. over {s['runs']} runs, dots: runs)", fontsize=10)
+                 f"dt = {s['dt']}, stopped once settled to {s['tol']:g} over W = {s['window']:g}, T ≤ {s['T']}; "
+                 f"mean ± s.d. over {s['runs']} runs, dots: runs)", fontsize=10)
     fig.tight_layout()
     f.save(fig)

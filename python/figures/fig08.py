@@ -5,6 +5,8 @@ reusing one set of N samples at every evaluation (`theory`), once drawing fresh 
 every step (`theory --mc-resample`). The histogram is of the difference of the first head's
 alignments at t_end, ΔM_1f = M_1f(fresh) − M_1f(fixed), per direction f.
 flip ν = (2, 2), H = 2, F = 2, L = 8, softmax, learned readout, η = 1."""
+import os
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -13,10 +15,21 @@ from common import select_run
 MODEL = ["--prior", "flip", "--nu", "2,2", "--L", 8, "--H", 2, "--activation", "softmax", "--lr", 1]
 
 
-def sizes(quick):
+def base_sizes(quick):
     if quick:
         return {"runs": 24, "mc": 400, "dt": 0.5, "T": 20, "rec": 2}
     return {"runs": 200, "mc": 1000, "dt": 0.25, "T": 150, "rec": 5}
+
+
+def sizes(quick):
+    """The sizes, with N and the number of initialisations overridden by HEADSPEC_FIGURE_MC and
+    HEADSPEC_FIGURE_RUNS when set (the N-doubling check of docs/results.md: run k keeps its
+    initialisation, so a smaller number of runs is the first runs of the full size)."""
+    s = base_sizes(quick)
+    for key, var in (("mc", "HEADSPEC_FIGURE_MC"), ("runs", "HEADSPEC_FIGURE_RUNS")):
+        if os.environ.get(var):
+            s[key] = int(os.environ[var])
+    return s
 
 
 def finals(table, runs, column):

@@ -4,6 +4,8 @@ softmax, H = 2, flip prior F = 2 (direction 1 constant, direction 2 flipping sig
 heads Q_12/√(Q_11 Q_22) at t = T (mean over runs); right: the specialisation time τ_2 of the
 flipping direction (MODEL.md §10, δ = 0.2: first record where the heads' M_h2 spread by
 more than δ), blank where it did not happen by T."""
+import os
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -12,11 +14,22 @@ from common import select_run
 DELTA = 0.2
 
 
-def sizes(quick):
+def base_sizes(quick):
     if quick:
         return {"nu1": [1, 4], "nu2": [0.5, 2, 6], "runs": 1, "mc": 400, "dt": 0.5, "T": 30, "rec": 3}
     return {"nu1": [0.5, 1, 2, 3, 4, 6, 8], "nu2": [0.5, 1, 2, 3, 4, 6, 8], "runs": 2, "mc": 1000, "dt": 0.4,
             "T": 300, "rec": 2}
+
+
+def sizes(quick):
+    """The sizes, with N and the number of runs per point overridden by HEADSPEC_FIGURE_MC and
+    HEADSPEC_FIGURE_RUNS when set (the N-doubling check of docs/results.md: run k keeps its
+    initialisation, so a smaller number of runs is the first runs of the full size)."""
+    s = base_sizes(quick)
+    for key, var in (("mc", "HEADSPEC_FIGURE_MC"), ("runs", "HEADSPEC_FIGURE_RUNS")):
+        if os.environ.get(var):
+            s[key] = int(os.environ[var])
+    return s
 
 
 def tau_2(run):

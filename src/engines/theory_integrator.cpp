@@ -4,6 +4,7 @@
 
 #include <boost/numeric/odeint.hpp>
 #include <boost/numeric/odeint/util/detail/less_with_sign.hpp>
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -20,6 +21,15 @@ Integrator parse_integrator(const std::string& name) {
   throw UsageError(fmt::format("--integrator: unknown integrator '{}' (available: rk4, dopri5, euler, heun)", name));
 }
 
+const char* to_string(StopRule rule) {
+  switch (rule) {
+    case StopRule::None: return "";
+    case StopRule::Derivatives: return "derivatives";
+    case StopRule::ErrorSettled: return "error";
+  }
+  return "?";
+}
+
 const char* to_string(Integrator i) {
   switch (i) {
     case Integrator::RK4: return "rk4";
@@ -32,10 +42,33 @@ const char* to_string(Integrator i) {
 
 int64_t IntegrationSpec::steps_per_record() const { return std::llround(record_every / dt); }
 
+int64_t IntegrationSpec::records_per_quarter_window() const { return std::llround(error_window / (4 * record_every)); }
+
+// Computed as the integrator computes the record's time, so that the comparison in
+// stopped_by_rule is exact.
+double IntegrationSpec::last_record_time() const {
+  if (method == Integrator::Dopri5)
+    return static_cast<double>(static_cast<int64_t>(std::floor(T / record_every + 1e-9))) * record_every;
+  const int64_t n_steps = static_cast<int64_t>(std::floor(T / dt + 1e-9));
+  const int64_t per_record = steps_per_record();
+  return static_cast<double>(n_steps / per_record * per_record) * dt;
+}
+
 void IntegrationSpec::validate(MonteCarloMode mode) const {
   if (!(std::isfinite(dt) && dt > 0)) throw UsageError(fmt::format("--dt: must be > 0, got {}", dt));
   if (!(std::isfinite(until_converged) && until_converged >= 0))
     throw UsageError(fmt::format("--until-converged: must be > 0, got {}", until_converged));
+  if (!(std::isfinite(until_error_settled) && until_error_settled >= 0))
+    throw UsageError(fmt::format("--until-error-settled: must be > 0, got {}", until_error_settled));
+  if (!(std::isfinite(error_window) && error_window > 0))
+    throw UsageError(fmt::format("--error-window: must be > 0, got {}", error_window));
+  if (until_error_settled > 0) {
+    const int64_t m = records_per_quarter_window();
+    if (m < 1 || std::abs(static_cast<double>(4 * m) * record_every - error_window) > 1e-9 * error_window)
+      throw UsageError(fmt::format(
+          "--error-window: {} is not a whole multiple of 4 record intervals (--record-every {})", error_window,
+          record_every));
+  }
   if (mode == MonteCarloMode::Resample && (method == Integrator::RK4 || method == Integrator::Dopri5))
     throw UsageError(fmt::format(
         "--integrator: {} needs a smooth right-hand side; with --mc-resample use euler or heun", to_string(method)));
@@ -64,6 +97,35 @@ enum class SlotKind : uint64_t { InProgress = 1, Finished = 2 };
 
 }  // namespace
 
+bool error_settled(const std::vector<Record>& records, const IntegrationSpec& spec) {
+  const auto m = static_cast<std::size_t>(spec.records_per_quarter_window());
+  if (spec.until_error_settled <= 0 || m < 1 || records.size() < 4 * m) return false;
+  // Four quarters, not two halves: two halves' means are equal at a minimum or maximum of ε
+  // in the window's middle, which is not a settled error (docs/theory.md §3).
+  double lowest = INFINITY, highest = -INFINITY, last = 0;
+  for (std::size_t q = 0; q < 4; ++q) {
+    double mean = 0;
+    for (std::size_t i = records.size() - (4 - q) * m; i < records.size() - (3 - q) * m; ++i) mean += records[i].loss;
+    mean /= static_cast<double>(m);
+    if (!std::isfinite(mean)) return false;
+    lowest = std::min(lowest, mean);
+    highest = std::max(highest, mean);
+    last = mean;
+  }
+  // Relative: one tolerance serves errors from 0.1 to 10 (a readout `sum` with many heads),
+  // and the Monte Carlo error of ε is itself roughly proportional to ε (docs/theory.md §3).
+  return highest - lowest < spec.until_error_settled * std::abs(last);
+}
+
+bool stopped_by_rule(const Trajectory& trajectory, const IntegrationSpec& spec, double* at) {
+  if (spec.until_converged <= 0 && spec.until_error_settled <= 0) return false;
+  if (trajectory.diverged || trajectory.records.empty()) return false;
+  const double last = trajectory.records.back().t;
+  if (!(last < spec.last_record_time())) return false;
+  if (at != nullptr) *at = last;
+  return true;
+}
+
 std::string finished_theory_slot(const TheoryResult& r) {
   StateWriter out;
   out.put_u64(static_cast<uint64_t>(SlotKind::Finished));
@@ -72,6 +134,7 @@ std::string finished_theory_slot(const TheoryResult& r) {
   out.put_f64(r.trajectory.diverged_at);
   out.put_bool(r.converged);
   out.put_f64(r.converged_at);
+  out.put_u64(static_cast<uint64_t>(r.converged_by));
   out.put_i64(r.evaluations);
   return out.take();
 }
@@ -85,6 +148,9 @@ bool read_finished_theory(const std::string& slot, TheoryResult& r) {
   r.trajectory.diverged_at = in.f64();
   r.converged = in.boolean();
   r.converged_at = in.f64();
+  const uint64_t rule = in.u64();
+  if (rule > static_cast<uint64_t>(StopRule::ErrorSettled)) return false;
+  r.converged_by = static_cast<StopRule>(rule);
   r.evaluations = in.i64();
   in.expect_end();
   return true;
@@ -113,6 +179,13 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
     out.diverged = true;
     out.diverged_at = t;
   };
+  // The stop rules are tested before the last scheduled record only (stopped_by_rule).
+  const double last_record = spec.last_record_time();
+  auto converge = [&](StopRule rule, double t) {
+    result.converged = true;
+    result.converged_at = t;
+    result.converged_by = rule;
+  };
 
   if (spec.method == Integrator::Dopri5) {
     namespace odeint = boost::numeric::odeint;
@@ -139,10 +212,15 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
       engine.evaluate(s.data(), 0, at_record);
       ++result.evaluations;
       record(t, s, at_record.error);
-      if (spec.until_converged > 0 && at_record.max_abs_rate() < spec.until_converged) {
-        result.converged = true;
-        result.converged_at = t;
-        throw Stop{};
+      if (t < last_record) {
+        if (spec.until_converged > 0 && at_record.max_abs_rate() < spec.until_converged) {
+          converge(StopRule::Derivatives, t);
+          throw Stop{};
+        }
+        if (error_settled(out.records, spec)) {
+          converge(StopRule::ErrorSettled, t);
+          throw Stop{};
+        }
       }
     };
     // odeint's integrate_times for a dense-output stepper, written out so that a run can be
@@ -274,11 +352,14 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
       diverge(t);
       break;
     }
-    const bool converged = spec.until_converged > 0 && k1.max_abs_rate() < spec.until_converged;
-    if (k % per_record == 0 || converged) record(t, x, k1.error);
-    if (converged) {
-      result.converged = true;
-      result.converged_at = t;
+    const bool testing = t < last_record;
+    const bool at_record = k % per_record == 0;
+    StopRule rule = StopRule::None;
+    if (testing && spec.until_converged > 0 && k1.max_abs_rate() < spec.until_converged) rule = StopRule::Derivatives;
+    if (at_record || rule != StopRule::None) record(t, x, k1.error);
+    if (testing && at_record && rule == StopRule::None && error_settled(out.records, spec)) rule = StopRule::ErrorSettled;
+    if (rule != StopRule::None) {
+      converge(rule, t);
       break;
     }
     if (k == n_steps) break;

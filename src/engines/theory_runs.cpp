@@ -22,6 +22,8 @@ TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : mod
   integration_.T = spec.T;
   integration_.record_every = spec.record_every;
   integration_.until_converged = spec.until_converged;
+  integration_.until_error_settled = spec.until_error_settled;
+  integration_.error_window = spec.error_window;
   mode_ = spec.mc_resample ? MonteCarloMode::Resample : MonteCarloMode::Fixed;
   integration_.validate(mode_);
 }
