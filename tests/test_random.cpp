@@ -327,6 +327,24 @@ TEST(RandomStream, NormalsAreTheFillOfItsLane) {
   EXPECT_TRUE(same_bits(drawn, normals(normal_lane, 0, 300)));
 }
 
+// normals(out, n) gives the next n normal() draws, across refills of both chunk layouts.
+TEST(RandomStream, BulkNormalsAreTheScalarDraws) {
+  for (const StreamChunk chunk : {StreamChunk::Group, StreamChunk::Batch}) {
+    const StreamId id{21, Purpose::Train, 3, 77};
+    RandomStream one(id, chunk), bulk(id, chunk);
+    std::vector<double> a, b;
+    for (int piece = 0; piece < 40; ++piece) {
+      const int n = 1 + (piece * 7) % 45;  // pieces of 1..45 numbers, crossing refills
+      for (int i = 0; i < n; ++i) a.push_back(one.normal());
+      std::vector<double> out(n);
+      bulk.normals(out.data(), n);
+      b.insert(b.end(), out.begin(), out.end());
+      EXPECT_EQ(one.uniform(), bulk.uniform());
+    }
+    EXPECT_TRUE(same_bits(a, b));
+  }
+}
+
 // StreamChunk::Batch computes 32 normals (16 blocks) and 4 uniforms (2 blocks) at a time.
 // Its uniforms are fill_uniform's numbers, and its normals a fixed permutation of
 // fill_normal's: normal 32g + 16w + b comes from word w of block c = 16g + b, which

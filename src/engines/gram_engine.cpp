@@ -256,7 +256,7 @@ void GramEngine::step_fixed(uint64_t n) {
   model_.prior.sample(rng, theta);
   const double xi = model_.noise > 0 ? rng.normal() : 0.0;
   double omega[L * r];  // row-major L × r
-  for (int k = 0; k < L * r; ++k) omega[k] = rng.normal();
+  rng.normals(omega, L * r);
   for (int f = 0; f < F; ++f) omega[lstar * r + f] += theta[f];
   (*outside_)(rng, T_);
   const double* T = T_.data();  // row-major H × H, lower triangular
