@@ -241,8 +241,9 @@ void GramEngine::step_general(uint64_t n) {
 }
 
 // step_general for B = 1, softmax or softmax-1, q = m = H (L ≥ H, D − r ≥ H), with L, H, F
-// known at compile time: the same draws in the same order and the same arithmetic (the
-// kernel's sums run left to right instead of in Eigen's order), on stack arrays.
+// known at compile time: the same draws in the same order and the same arithmetic, on stack
+// arrays, except in the attention (SoftmaxKernelFixed: sums left to right instead of in
+// Eigen's order, exponentials within an ulp of std::exp), so the two agree to rounding.
 template <int L, int H, int F>
 void GramEngine::step_fixed(uint64_t n) {
   constexpr int r = F + 1 + H;
