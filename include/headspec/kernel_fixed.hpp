@@ -30,8 +30,8 @@ class SoftmaxKernelFixed {
     // and a tenth of its cost for 10 values.
     constexpr int kLanes = AttentionKernelBatch::kLanes;
     constexpr int kExps = H * (L + 1), kPacks = (kExps + kLanes - 1) / kLanes;
-    AttentionKernelBatch::Lanes x[kPacks];
-    double* e = x[0].data();  // e[h (L + 1) + ℓ] = s_hℓ − m_h, e[h (L + 1) + L] = −m_h
+    using Lanes = AttentionKernelBatch::Lanes;
+    alignas(64) double e[kPacks * kLanes];  // e[h (L + 1) + ℓ] = s_hℓ − m_h, e[h (L + 1) + L] = −m_h
     for (int h = 0; h < H; ++h) {
       const double* s = S + h * L;
       double m = softmax1_ ? 0.0 : -INFINITY;
@@ -40,7 +40,10 @@ class SoftmaxKernelFixed {
       e[h * (L + 1) + L] = softmax1_ ? -m : 0.0;
     }
     for (int i = kExps; i < kPacks * kLanes; ++i) e[i] = 0.0;
-    for (int p = 0; p < kPacks; ++p) x[p] = AttentionKernelBatch::exp_nonpositive(x[p]);
+    for (int p = 0; p < kPacks; ++p) {
+      Eigen::Map<Lanes, Eigen::Aligned64> pack(e + p * kLanes);
+      pack = AttentionKernelBatch::exp_nonpositive(pack);
+    }
     for (int h = 0; h < H; ++h) {
       const double* eh = e + h * (L + 1);
       double* a = A_ + h * L;
