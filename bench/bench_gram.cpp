@@ -36,6 +36,19 @@ BENCHMARK(BM_GramStep)
     ->ArgsProduct({{100, 10'000, 1'000'000, 1'000'000'000, 1'000'000'000'000}, {5, 10}})
     ->ArgNames({"D", "L"});
 
+// The same steps through the general-size code (GramEngine::use_general_step): the gain of
+// the fixed-size step in one binary.
+void BM_GramStepGeneral(benchmark::State& state) {
+  const ModelSpec model = bench_model(static_cast<int>(state.range(1)));
+  GramEngine e(model, state.range(0), 1);
+  e.use_general_step();
+  uint64_t n = 0;
+  for (auto _ : state) e.step(n++);
+  benchmark::DoNotOptimize(e.coordinates().data());
+  state.counters["steps/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_GramStepGeneral)->Args({10'000, 5})->Args({10'000, 10})->ArgNames({"D", "L"});
+
 void BM_DenseStep(benchmark::State& state) {
   omp_set_num_threads(1);
   const ModelSpec model = bench_model(static_cast<int>(state.range(1)));

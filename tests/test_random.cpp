@@ -327,6 +327,43 @@ TEST(RandomStream, NormalsAreTheFillOfItsLane) {
   EXPECT_TRUE(same_bits(drawn, normals(normal_lane, 0, 300)));
 }
 
+// The fused first refill of a Batch stream whose first draw is a uniform, over enough
+// streams that some of its words go through the slow path (0.4 % of 9600 words, ~38).
+TEST(RandomStream, BatchFirstRefillsFusedAreTheFills) {
+  for (uint32_t lane = 0; lane < 300; ++lane) {
+    const StreamId id{4, Purpose::Train, lane, 11};
+    RandomStream rng(id, StreamChunk::Batch);
+    StreamId normal_lane = id, uniform_lane = id;
+    normal_lane.lane = 2 * lane + 1;
+    uniform_lane.lane = 2 * lane;
+    const auto u = uniforms(uniform_lane, 0, 4), fill = normals(normal_lane, 0, 128);
+    ASSERT_EQ(rng.uniform(), u[0]);
+    std::vector<double> drawn(32), expected(32);
+    rng.normals(drawn.data(), 32);
+    for (int j = 0; j < 32; ++j) expected[j] = fill[j < 16 ? j : 64 + j - 16];
+    ASSERT_TRUE(same_bits(drawn, expected)) << "lane " << lane;
+    for (int k = 1; k < 4; ++k) ASSERT_EQ(rng.uniform(), u[k]);
+  }
+}
+
+// normals(out, n) gives the next n normal() draws, across refills of both chunk layouts.
+TEST(RandomStream, BulkNormalsAreTheScalarDraws) {
+  for (const StreamChunk chunk : {StreamChunk::Group, StreamChunk::Batch}) {
+    const StreamId id{21, Purpose::Train, 3, 77};
+    RandomStream one(id, chunk), bulk(id, chunk);
+    std::vector<double> a, b;
+    for (int piece = 0; piece < 40; ++piece) {
+      const int n = 1 + (piece * 7) % 45;  // pieces of 1..45 numbers, crossing refills
+      for (int i = 0; i < n; ++i) a.push_back(one.normal());
+      std::vector<double> out(n);
+      bulk.normals(out.data(), n);
+      b.insert(b.end(), out.begin(), out.end());
+      EXPECT_EQ(one.uniform(), bulk.uniform());
+    }
+    EXPECT_TRUE(same_bits(a, b));
+  }
+}
+
 // StreamChunk::Batch computes 32 normals (16 blocks) and 4 uniforms (2 blocks) at a time.
 // Its uniforms are fill_uniform's numbers, and its normals a fixed permutation of
 // fill_normal's: normal 32g + 16w + b comes from word w of block c = 16g + b, which
@@ -334,10 +371,13 @@ TEST(RandomStream, NormalsAreTheFillOfItsLane) {
 // secondary blocks depend only on the block and the word). So the law is fill_normal's,
 // exactly; and the sequence is the same whatever the interleaving of the two kinds of draws.
 TEST(RandomStream, BatchChunksArePermutedFills) {
+  // uniform_first: the first refills are one fused Philox pass (normal.cpp).
+  for (const bool uniform_first : {false, true})
   for (const StreamId id : {StreamId{13, Purpose::Train, 6, 2}, StreamId{2, Purpose::Train, 5, (uint64_t{1} << 32) + 9}}) {
     RandomStream rng(id, StreamChunk::Batch);
     const int n = 20000;  // 625 refills; 0.4 % of words (~80) are finished by the slow path
     std::vector<double> drawn_n, drawn_u;
+    if (uniform_first) drawn_u.push_back(rng.uniform());
     for (int i = 0; i < n; ++i) {
       drawn_n.push_back(rng.normal());
       if (i % 3 == 0) drawn_u.push_back(rng.uniform());

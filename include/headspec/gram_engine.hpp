@@ -39,10 +39,22 @@ class GramEngine final : public SgdEngine {
   void set_state(const OrderParameters& op);
   int64_t D() const { return D_; }
   int frame_size() const { return r_; }
+  /// Whether steps run through the code specialised for this (L, H, F) (softmax or
+  /// softmax-1, batch 1, L ≥ H, D − r ≥ H; gram_engine.cpp lists the sizes); the other
+  /// cases, and every step after use_general_step(), run the general-size code. Both have
+  /// the same arithmetic up to the order of a few sums.
+  bool fixed_size_step() const { return step_impl_ != &GramEngine::step_general; }
+  /// Runs every later step through the general-size code (tests compare the two paths).
+  void use_general_step() { step_impl_ = &GramEngine::step_general; }
 
   static EngineFactory factory(const ModelSpec& model, int64_t D);
 
  private:
+  void select_step();
+  void step_general(uint64_t n);
+  template <int L, int H, int F>
+  void step_fixed(uint64_t n);
+
   const ModelSpec& model_;
   int64_t D_;
   int F_, H_, L_, r_;
@@ -57,6 +69,7 @@ class GramEngine final : public SgdEngine {
   Eigen::MatrixXd all_G_, At_;  // Ĝᵀ (B·L × H) and Aᵀ ((H + m) × H), factorised in place
   Eigen::VectorXd g_, theta_;
   bool diverged_ = false;
+  void (GramEngine::*step_impl_)(uint64_t) = &GramEngine::step_general;
 };
 
 }  // namespace headspec

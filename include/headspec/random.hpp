@@ -5,6 +5,7 @@
 // share state, so results do not depend on the order in which threads draw them.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace headspec {
 
@@ -60,6 +61,17 @@ class RandomStream {
   double normal() {  ///< N(0,1)
     if (npos_ == nlen_) refill_normals();
     return nbuf_[npos_++];
+  }
+  /// out[i] = the next n normal() draws, copied a refill at a time (the same numbers).
+  void normals(double* out, int n) {
+    while (n > 0) {
+      if (npos_ == nlen_) refill_normals();
+      const int take = n < nlen_ - npos_ ? n : nlen_ - npos_;
+      std::memcpy(out, nbuf_ + npos_, static_cast<std::size_t>(take) * sizeof(double));
+      npos_ += take;
+      out += take;
+      n -= take;
+    }
   }
   uint32_t below(uint32_t n);     ///< uniform integer in [0, n)
   bool coin() { return uniform() < 0.5; }

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "headspec/checkpoint.hpp"
+#include "headspec/kernel_fixed.hpp"
 #include "headspec/random.hpp"
 #include "headspec/wishart.hpp"
 
@@ -33,7 +34,10 @@ Eigen::MatrixXd psd_factor(const Eigen::MatrixXd& cov) {
 // so a rank-deficient X gives an exactly zero R_kk), written out because Eigen's dynamic-size
 // QR of a 7 × 2 matrix costs more in dispatch than in arithmetic. On return the upper
 // trapezoid of the first min(rows, cols) rows holds R; the rest of X is overwritten.
-void householder_r(double* x, int rows, int cols) {
+// kRows, kCols > 0 fix the size at compile time (the fixed-size step), the same arithmetic.
+template <int kRows = 0, int kCols = 0>
+[[gnu::always_inline]] inline void householder_r(double* x, int rows_arg = kRows, int cols_arg = kCols) {
+  const int rows = kRows > 0 ? kRows : rows_arg, cols = kCols > 0 ? kCols : cols_arg;
   const int reflections = std::min(rows, cols);
   for (int k = 0; k < reflections; ++k) {
     double* col = x + static_cast<std::ptrdiff_t>(k) * rows;
@@ -120,6 +124,22 @@ GramEngine::GramEngine(const ModelSpec& model, int64_t D, uint32_t seed)
   RowMatrix initial;
   sample_bartlett(rng, H_, static_cast<double>(D - F_ - 1), initial);
   kappa_.block(0, F_ + 1, H_, initial.cols()) = (sd * inv_sqrt_d) * initial;
+
+  select_step();
+}
+
+// The sizes with a fixed-size step: the seed paper's L = 5 and 10 (Fig. 6, bench_gram) and
+// the tests' L = 4, each with H = 2 and F = 2 (the flip prior ν = (2, 2)).
+void GramEngine::select_step() {
+  step_impl_ = &GramEngine::step_general;
+  if (!fixed_kernel_supports(model_.activation) || model_.batch != 1 || !outside_ || outside_->rows() != H_ ||
+      outside_->cols() != H_)
+    return;
+  if (H_ == 2 && F_ == 2) {
+    if (L_ == 4) step_impl_ = &GramEngine::step_fixed<4, 2, 2>;
+    if (L_ == 5) step_impl_ = &GramEngine::step_fixed<5, 2, 2>;
+    if (L_ == 10) step_impl_ = &GramEngine::step_fixed<10, 2, 2>;
+  }
 }
 
 EngineFactory GramEngine::factory(const ModelSpec& model, int64_t D) {
@@ -140,7 +160,9 @@ void GramEngine::set_state(const OrderParameters& op) {
 // chunk layouts) — then its L × r frame coordinates ω; sample 0's stream also gives the
 // Bartlett factor of the step's out-of-frame noise. The stream computes 32 normals and 4
 // uniforms at a time (StreamChunk::Batch), about what a step at L = 5, H = 2 draws.
-void GramEngine::step(uint64_t n) {
+void GramEngine::step(uint64_t n) { (this->*step_impl_)(n); }
+
+void GramEngine::step_general(uint64_t n) {
   const int B = model_.batch, F = F_, H = H_, L = L_, r = r_;
   const double eps = model_.lr / (B * static_cast<double>(D_));
   const bool learned = model_.readout == Readout::Learned;
@@ -216,6 +238,75 @@ void GramEngine::step(uint64_t n) {
   reorthonormalise(At_, kappa_.rightCols(H));
 
   if (learned) c_ -= (model_.readout_lr / (B * static_cast<double>(D_))) * c_grad_;
+}
+
+// step_general for B = 1, softmax or softmax-1, q = m = H (L ≥ H, D − r ≥ H), with L, H, F
+// known at compile time: the same draws in the same order and the same arithmetic, on stack
+// arrays, except in the attention (SoftmaxKernelFixed: sums left to right instead of in
+// Eigen's order, exponentials within an ulp of std::exp), so the two agree to rounding.
+template <int L, int H, int F>
+void GramEngine::step_fixed(uint64_t n) {
+  constexpr int r = F + 1 + H;
+  const double eps = model_.lr / static_cast<double>(D_);
+  const double noise_sd = std::sqrt(model_.noise);
+  double* kappa = kappa_.data();  // row-major H × r
+  double* c = c_.data();
+  RandomStream rng(StreamId{seed_, Purpose::Train, static_cast<uint32_t>(L), n}, StreamChunk::Batch);
+  const int lstar = static_cast<int>(rng.below(L));
+  double theta[F];
+  model_.prior.sample(rng, theta);
+  const double xi = model_.noise > 0 ? rng.normal() : 0.0;
+  double omega[L * r];  // row-major L × r
+  rng.normals(omega, L * r);
+  for (int f = 0; f < F; ++f) omega[lstar * r + f] += theta[f];
+  (*outside_)(rng, T_);
+  const double* T = T_.data();  // row-major H × H, lower triangular
+
+  double S[H * L], g[L];
+  for (int h = 0; h < H; ++h)
+    for (int l = 0; l < L; ++l) {
+      double s = 0;
+      for (int i = 0; i < r; ++i) s += kappa[h * r + i] * omega[l * r + i];
+      S[h * L + l] = s;
+    }
+  for (int l = 0; l < L; ++l) g[l] = omega[l * r + F];
+  SoftmaxKernelFixed<H, L> kernel(model_.activation);
+  kernel.forward(S, g, c);
+  const double res = kernel.output() - (g[lstar] + noise_sd * xi);
+  if (!std::isfinite(res)) diverged_ = true;
+  double J[H * L];
+  kernel.apply_jacobian(g, c, J);
+  double dK[H * r] = {}, Gt[L * H];  // Σ G ω (row-major H × r) and Ĝᵀ (column-major L × H)
+  for (int h = 0; h < H; ++h)
+    for (int l = 0; l < L; ++l) {
+      const double G = res * J[h * L + l];
+      Gt[h * L + l] = G;
+      for (int i = 0; i < r; ++i) dK[h * r + i] += G * omega[l * r + i];
+    }
+  if (model_.readout == Readout::Learned) {
+    const double rate = model_.readout_lr / static_cast<double>(D_);
+    for (int h = 0; h < H; ++h) c[h] -= rate * (res * kernel.head_outputs()[h]);
+  }
+  for (int k = 0; k < H * r; ++k) kappa[k] -= eps * dK[k];
+
+  // Aᵀ = [κ_⊥ | −ε C T]ᵀ, column-major 2H × H, with C = R_Gᵀ from the QR of Ĝᵀ (as step_general).
+  constexpr int n_at = 2 * H;
+  double At[n_at * H];
+  for (int h = 0; h < H; ++h)
+    for (int i = 0; i < H; ++i) At[h * n_at + i] = kappa[h * r + F + 1 + i];
+  householder_r<L, H>(Gt);
+  for (int h = 0; h < H; ++h)
+    for (int j = 0; j < H; ++j) {
+      double s = 0;
+      for (int k = j; k <= h; ++k) s += Gt[h * L + k] * T[k * H + j];
+      At[h * n_at + H + j] = -eps * s;
+    }
+  householder_r<n_at, H>(At);
+  for (int j = 0; j < H; ++j) {
+    const double sign = At[j * n_at + j] < 0 ? -1.0 : 1.0;
+    for (int h = 0; h < j; ++h) kappa[h * r + F + 1 + j] = 0.0;
+    for (int h = j; h < H; ++h) kappa[h * r + F + 1 + j] = sign * At[h * n_at + j];
+  }
 }
 
 void GramEngine::save_state(StateWriter& out) const {

@@ -68,10 +68,9 @@ double ziggurat_slow(const detail::PhiloxStream& s, uint32_t block, unsigned h, 
   }
 }
 
-// The 2·blocks normals of blocks [c0, c0 + blocks): word h of block c0 + b gives out[h·blocks + b].
-void normal_blocks(const detail::PhiloxStream& s, uint32_t c0, std::size_t blocks, double* out) {
-  uint64_t reject[2];
-  detail::ziggurat_blocks(s, c0, blocks, detail::ziggurat_tables().x, out, out + blocks, reject);
+// The words of blocks [c0, c0 + blocks) that ziggurat_blocks left rejected (bits of reject)
+// finished by the slow path.
+void finish_rejected(const detail::PhiloxStream& s, uint32_t c0, std::size_t blocks, double* out, const uint64_t* reject) {
   for (unsigned h = 0; h < 2; ++h)
     for (uint64_t m = reject[h]; m != 0; m &= m - 1) {
       const unsigned b = static_cast<unsigned>(__builtin_ctzll(m));
@@ -80,6 +79,13 @@ void normal_blocks(const detail::PhiloxStream& s, uint32_t c0, std::size_t block
       std::memcpy(&w, &x, sizeof w);
       x = ziggurat_slow(s, c0 + b, h, w);
     }
+}
+
+// The 2·blocks normals of blocks [c0, c0 + blocks): word h of block c0 + b gives out[h·blocks + b].
+void normal_blocks(const detail::PhiloxStream& s, uint32_t c0, std::size_t blocks, double* out) {
+  uint64_t reject[2];
+  detail::ziggurat_blocks(s, c0, blocks, detail::ziggurat_tables().x, out, out + blocks, reject);
+  finish_rejected(s, c0, blocks, out, reject);
 }
 
 void normal_group(const detail::PhiloxStream& s, uint64_t group, double* out) {
@@ -125,7 +131,7 @@ void fill_uniform(const StreamId& id, uint64_t first, double* out, std::size_t n
   fill_grouped(id, first, out, n, uniform_group);
 }
 
-static_assert(kBatchNormals <= 128 && kBatchUniforms % 2 == 0, "a refill fits RandomStream's buffers");
+static_assert(kBatchNormals <= 128 && kBatchUniforms % 2 == 0 && kBatchUniforms <= 8, "a refill fits RandomStream's buffers");
 
 RandomStream::RandomStream(StreamId id, StreamChunk chunk)
     : uniform_id_(id),
@@ -140,11 +146,25 @@ RandomStream::RandomStream(StreamId id, StreamChunk chunk)
 }
 
 void RandomStream::refill_uniforms() {
-  if (chunk_ == StreamChunk::Group)
+  if (chunk_ == StreamChunk::Group) {
     fill_uniform(uniform_id_, uniform_next_, ubuf_, kBuffer);
-  else  // the same numbers as fill_uniform's, without computing its whole group
+  } else if (uniform_next_ == 0 && normal_next_ == 0) {
+    // A Batch stream whose first draw is a uniform (a step of the reduced engine begins with
+    // ℓ*): its first 32 normals are computed in the same Philox pass as these uniforms (the
+    // two sub-lanes differ only in counter word 1), the same numbers as two refills.
+    const detail::PhiloxStream s = philox_stream(normal_id_);
+    uint64_t reject[2];
+    double u[8];
+    detail::ziggurat_blocks_with_uniforms(s, 0, detail::ziggurat_tables().x, nbuf_, nbuf_ + kBatchBlocks, reject,
+                                          uniform_id_.lane, 0, u);
+    finish_rejected(s, 0, kBatchBlocks, nbuf_, reject);
+    std::memcpy(ubuf_, u, kBatchUniforms * sizeof(double));
+    normal_next_ = nlen_;
+    npos_ = 0;
+  } else {  // the same numbers as fill_uniform's, without computing its whole group
     detail::philox_open_uniforms(philox_stream(uniform_id_), static_cast<uint32_t>(uniform_next_ / 2),
                                  kBatchUniforms / 2, ubuf_);
+  }
   uniform_next_ += ulen_;
   upos_ = 0;
 }

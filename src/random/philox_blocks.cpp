@@ -53,24 +53,16 @@ constexpr int kVecs = kPhiloxBatch / 4;
 // words of blocks c0 + 4v .. c0 + 4v + 3 in the low halves of the lanes (high halves zero).
 // Upper lane halves carry garbage between rounds (vpmuludq reads only the low halves).
 // Every loop is unrolled so that the state stays in registers.
-template <class Sink>
-inline void rounds(const PhiloxStream& s, uint32_t c0, Sink sink) {
-  __m256i x0[kVecs], x1[kVecs], x2[kVecs], x3[kVecs];
-  const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
-#pragma GCC unroll 8
-  for (int v = 0; v < kVecs; ++v) {
-    x0[v] = _mm256_add_epi32(_mm256_set1_epi64x(c0 + 4u * static_cast<uint32_t>(v)), lane);
-    x1[v] = _mm256_set1_epi64x(s.c1);
-    x2[v] = _mm256_set1_epi64x(s.c2);
-    x3[v] = _mm256_set1_epi64x(s.c3);
-  }
+// The ten rounds from the counters (x0[v] + lane, x1[v], c2, c3) of register v, then sink
+// as below; rounds() and the fused draw of ziggurat_blocks_with_uniforms start from it.
+template <int Vecs, class Sink>
+inline void rounds_from(uint32_t k0, uint32_t k1, __m256i* x0, __m256i* x1, __m256i* x2, __m256i* x3, Sink sink) {
   const __m256i m0 = _mm256_set1_epi64x(PHILOX_M4x32_0), m1 = _mm256_set1_epi64x(PHILOX_M4x32_1);
-  uint32_t k0 = s.k0, k1 = s.k1;
 #pragma GCC unroll 10
   for (int r = 0; r < 10; ++r) {
     const __m256i key0 = _mm256_set1_epi64x(k0), key1 = _mm256_set1_epi64x(k1);
 #pragma GCC unroll 8
-    for (int v = 0; v < kVecs; ++v) {
+    for (int v = 0; v < Vecs; ++v) {
       const __m256i p0 = _mm256_mul_epu32(x0[v], m0);  // hi0:lo0 = M0·ctr0
       const __m256i p1 = _mm256_mul_epu32(x2[v], m1);  // hi1:lo1 = M1·ctr2
       // out = (hi1 ^ ctr1 ^ key0, lo1, hi0 ^ ctr3 ^ key1, lo0)
@@ -84,9 +76,24 @@ inline void rounds(const PhiloxStream& s, uint32_t c0, Sink sink) {
   }
   const __m256i low = _mm256_set1_epi64x(0xFFFFFFFF);
 #pragma GCC unroll 8
-  for (int v = 0; v < kVecs; ++v)
+  for (int v = 0; v < Vecs; ++v)
     sink(v, _mm256_and_si256(x0[v], low), _mm256_and_si256(x1[v], low), _mm256_and_si256(x2[v], low),
          _mm256_and_si256(x3[v], low));
+}
+
+// Vecs < kVecs does blocks c0 .. c0 + 4·Vecs − 1 (the short runs of philox_open_uniforms).
+template <int Vecs = kVecs, class Sink>
+inline void rounds(const PhiloxStream& s, uint32_t c0, Sink sink) {
+  __m256i x0[Vecs], x1[Vecs], x2[Vecs], x3[Vecs];
+  const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
+#pragma GCC unroll 8
+  for (int v = 0; v < Vecs; ++v) {
+    x0[v] = _mm256_add_epi32(_mm256_set1_epi64x(c0 + 4u * static_cast<uint32_t>(v)), lane);
+    x1[v] = _mm256_set1_epi64x(s.c1);
+    x2[v] = _mm256_set1_epi64x(s.c2);
+    x3[v] = _mm256_set1_epi64x(s.c3);
+  }
+  rounds_from<Vecs>(s.k0, s.k1, x0, x1, x2, x3, sink);
 }
 
 // Exact double of an unsigned 32-bit value in each lane: 2^52 + x has x in its mantissa.
@@ -102,6 +109,31 @@ inline __m256d to_double_i32(__m256i x) {
 // hi·2^32 + lo: both terms are exact, so the one rounding of the sum is the correctly
 // rounded conversion of the 64-bit integer, as the scalar cvtsi2sd gives.
 inline __m256d join(__m256d hi, __m256d lo) { return _mm256_add_pd(_mm256_mul_pd(hi, _mm256_set1_pd(0x1.0p32)), lo); }
+
+
+// The ziggurat's fast path for the words hi·2^32 + lo of four blocks (ziggurat.hpp): the
+// values to out[0..3], and the words themselves where the first attempt is not accepted,
+// whose bits are set in *rej from bit `shift`.
+inline void ziggurat_word(__m256i hi, __m256i lo, const double* x_table, double* out, uint64_t* rej, std::size_t shift) {
+  const __m256i layer = _mm256_and_si256(lo, _mm256_set1_epi64x((1 << kZigguratBits) - 1));
+  const __m256i sign = _mm256_and_si256(_mm256_slli_epi64(lo, 63 - kZigguratBits), _mm256_set1_epi64x(INT64_MIN));
+  const __m256d u = _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(to_double_u32(hi), _mm256_set1_pd(0x1.0p21)),
+                                                to_double_u32(_mm256_srli_epi64(lo, 11))),
+                                  _mm256_set1_pd(0x1.0p-53));
+  const __m256d x = _mm256_mul_pd(u, _mm256_i64gather_pd(x_table, layer, 8));
+  const __m256d ok = _mm256_cmp_pd(x, _mm256_i64gather_pd(x_table + 1, layer, 8), _CMP_LT_OQ);
+  const __m256d w = _mm256_castsi256_pd(_mm256_or_si256(_mm256_slli_epi64(hi, 32), lo));  // for the slow path
+  _mm256_storeu_pd(out, _mm256_blendv_pd(w, _mm256_castsi256_pd(_mm256_xor_si256(_mm256_castpd_si256(x), sign)), ok));
+  *rej |= uint64_t(~_mm256_movemask_pd(ok) & 15) << shift;
+}
+
+// Open uniforms (0, 1) of the words hi·2^32 + lo of four blocks, as open_uniform():
+// w >> 11 = r_hi·2^21 + (r_lo >> 11) < 2^53 is exact, as is its scalar conversion.
+inline __m256d open_uniforms4(__m256i hi, __m256i lo) {
+  const __m256d h = _mm256_add_pd(_mm256_mul_pd(to_double_u32(hi), _mm256_set1_pd(0x1.0p21)), to_double_u32(_mm256_srli_epi64(lo, 11)));
+  return _mm256_min_pd(_mm256_mul_pd(_mm256_add_pd(h, _mm256_set1_pd(0.5)), _mm256_set1_pd(0x1.0p-53)),
+                       _mm256_set1_pd(0x1.fffffffffffffp-1));
+}
 
 #endif
 
@@ -190,6 +222,26 @@ void philox_open_uniforms(const PhiloxStream& s, uint32_t c0, std::size_t n, dou
       out[2 * (i + j) + 1] = b[j];
     }
   }
+  // A short run (the 2 blocks of a StreamChunk::Batch refill, once per step of the reduced
+  // engine): one register of 4 blocks, half the instructions of 2 scalar blocks; the
+  // blocks past the run are computed and dropped.
+  for (; i < n; i += 4) {
+    alignas(32) double a[4], b[4];
+    rounds<1>(s, c0 + static_cast<uint32_t>(i), [&](int, __m256i r0, __m256i r1, __m256i r2, __m256i r3) {
+      const __m256d scale = _mm256_set1_pd(0x1.0p21), half = _mm256_set1_pd(0.5);
+      const __m256d top = _mm256_set1_pd(0x1.fffffffffffffp-1), ulp = _mm256_set1_pd(0x1.0p-53);
+      const __m256d h0 = _mm256_add_pd(_mm256_mul_pd(to_double_u32(r0), scale), to_double_u32(_mm256_srli_epi64(r1, 11)));
+      const __m256d h1 = _mm256_add_pd(_mm256_mul_pd(to_double_u32(r2), scale), to_double_u32(_mm256_srli_epi64(r3, 11)));
+      _mm256_store_pd(a, _mm256_min_pd(_mm256_mul_pd(_mm256_add_pd(h0, half), ulp), top));
+      _mm256_store_pd(b, _mm256_min_pd(_mm256_mul_pd(_mm256_add_pd(h1, half), ulp), top));
+    });
+    const std::size_t take = std::min<std::size_t>(4, n - i);
+    for (std::size_t j = 0; j < take; ++j) {
+      out[2 * (i + j)] = a[j];
+      out[2 * (i + j) + 1] = b[j];
+    }
+  }
+  i = n;
 #endif
   scalar_blocks(s, c0 + static_cast<uint32_t>(i), n - i, [&](std::size_t b, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
     out[2 * (i + b)] = open_uniform((uint64_t(r0) << 32) | r1);
@@ -209,20 +261,8 @@ void ziggurat_blocks(const PhiloxStream& s, uint32_t c0, std::size_t n, const do
   // one rounding that of U·X[i], the sign bit 10 moved to bit 63.
   for (; i + kPhiloxBatch <= n; i += kPhiloxBatch) {
     rounds(s, c0 + static_cast<uint32_t>(i), [&](int k, __m256i r0, __m256i r1, __m256i r2, __m256i r3) {
-      const auto word = [&](__m256i hi, __m256i lo, double* out, uint64_t* rej) {
-        const __m256i layer = _mm256_and_si256(lo, _mm256_set1_epi64x((1 << kZigguratBits) - 1));
-        const __m256i sign = _mm256_and_si256(_mm256_slli_epi64(lo, 63 - kZigguratBits), _mm256_set1_epi64x(INT64_MIN));
-        const __m256d u = _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(to_double_u32(hi), _mm256_set1_pd(0x1.0p21)),
-                                                      to_double_u32(_mm256_srli_epi64(lo, 11))),
-                                        _mm256_set1_pd(0x1.0p-53));
-        const __m256d x = _mm256_mul_pd(u, _mm256_i64gather_pd(x_table, layer, 8));
-        const __m256d ok = _mm256_cmp_pd(x, _mm256_i64gather_pd(x_table + 1, layer, 8), _CMP_LT_OQ);
-        const __m256d w = _mm256_castsi256_pd(_mm256_or_si256(_mm256_slli_epi64(hi, 32), lo));  // for the slow path
-        _mm256_storeu_pd(out + i + 4 * k, _mm256_blendv_pd(w, _mm256_castsi256_pd(_mm256_xor_si256(_mm256_castpd_si256(x), sign)), ok));
-        *rej |= uint64_t(~_mm256_movemask_pd(ok) & 15) << (i + 4 * k);
-      };
-      word(r0, r1, a, &reject[0]);
-      word(r2, r3, b, &reject[1]);
+      ziggurat_word(r0, r1, x_table, a + i + 4 * k, &reject[0], i + 4 * k);
+      ziggurat_word(r2, r3, x_table, b + i + 4 * k, &reject[1], i + 4 * k);
     });
   }
 #endif
@@ -237,6 +277,45 @@ void ziggurat_blocks(const PhiloxStream& s, uint32_t c0, std::size_t n, const do
     reject[0] |= uint64_t(rej0) << (i + j);
     reject[1] |= uint64_t(rej1) << (i + j);
   });
+}
+
+void ziggurat_blocks_with_uniforms(const PhiloxStream& s, uint32_t c0, const double* x_table, double* a, double* b,
+                                   uint64_t* reject, uint32_t uniform_c1, uint32_t u0, double* uniforms) {
+#if defined(__AVX2__)
+  // Five registers through the rounds together: four of normal blocks c0 .. c0 + 15, one of
+  // uniform blocks u0 .. u0 + 3 (counter word 1 = uniform_c1, the same key). Integer
+  // arithmetic only, so the bits are those of ziggurat_blocks and philox_open_uniforms.
+  static_assert(kVecs == 4, "16 normal blocks are four registers");
+  reject[0] = reject[1] = 0;
+  __m256i x0[5], x1[5], x2[5], x3[5];
+  const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
+  for (int v = 0; v < 5; ++v) {
+    const uint32_t first = v < 4 ? c0 + 4u * static_cast<uint32_t>(v) : u0;
+    x0[v] = _mm256_add_epi32(_mm256_set1_epi64x(first), lane);
+    x1[v] = _mm256_set1_epi64x(v < 4 ? s.c1 : uniform_c1);
+    x2[v] = _mm256_set1_epi64x(s.c2);
+    x3[v] = _mm256_set1_epi64x(s.c3);
+  }
+  rounds_from<5>(s.k0, s.k1, x0, x1, x2, x3, [&](int k, __m256i r0, __m256i r1, __m256i r2, __m256i r3) {
+    if (k < 4) {
+      ziggurat_word(r0, r1, x_table, a + 4 * k, &reject[0], 4 * k);
+      ziggurat_word(r2, r3, x_table, b + 4 * k, &reject[1], 4 * k);
+    } else {
+      alignas(32) double u[4], v[4];
+      _mm256_store_pd(u, open_uniforms4(r0, r1));
+      _mm256_store_pd(v, open_uniforms4(r2, r3));
+      for (int j = 0; j < 4; ++j) {
+        uniforms[2 * j] = u[j];
+        uniforms[2 * j + 1] = v[j];
+      }
+    }
+  });
+#else
+  ziggurat_blocks(s, c0, kPhiloxBatch, x_table, a, b, reject);
+  PhiloxStream us = s;
+  us.c1 = uniform_c1;
+  philox_open_uniforms(us, u0, 4, uniforms);
+#endif
 }
 
 }  // namespace headspec::detail

@@ -38,6 +38,13 @@ inline constexpr int kZigguratBits = 10;
 void ziggurat_blocks(const PhiloxStream& s, uint32_t c0, std::size_t n, const double* x_table, double* a, double* b,
                      uint64_t* reject);
 
+/// ziggurat_blocks for the kPhiloxBatch blocks c0 .. c0 + 15 and, in the same pass,
+/// philox_open_uniforms for blocks u0 .. u0 + 3 of the stream with counter word 1
+/// replaced by uniform_c1 (8 numbers): the first refills of a StreamChunk::Batch stream,
+/// whose normal and uniform sub-lanes differ only in that word. The same bits as the two calls.
+void ziggurat_blocks_with_uniforms(const PhiloxStream& s, uint32_t c0, const double* x_table, double* a, double* b,
+                                   uint64_t* reject, uint32_t uniform_c1, uint32_t u0, double* uniforms);
+
 /// AVX-512F versions (philox_avx512.cpp): each does the longest prefix of whole batches
 /// of 32 blocks and returns its length. Call only when avx512_available().
 std::size_t philox_words_avx512(const PhiloxStream& s, uint32_t c0, std::size_t n, uint32_t* out);
