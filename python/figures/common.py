@@ -132,7 +132,8 @@ def simulation_engine():
     (exact in distribution, MODEL.md §9), or `dense` with HEADSPEC_FIGURE_ENGINE=dense."""
     engine = os.environ.get("HEADSPEC_FIGURE_ENGINE", "gram")
     if engine not in ("gram", "dense"):
-        raise SystemExit(f"headspec: error: figure: HEADSPEC_FIGURE_ENGINE must be gram or dense, got '{engine}'")
+        sys.stderr.write(f"headspec: error: figure: HEADSPEC_FIGURE_ENGINE must be gram or dense, got '{engine}'\n")
+        raise SystemExit(2)  # bad input (INTERFACE.md), before anything is run or written
     return engine
 
 
