@@ -2,15 +2,21 @@
 // names; every check and computation is the library's (errors: UsageError → ValueError
 // with the CLI's message).
 #include <fmt/format.h>
+#include <pybind11/complex.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
+#include <complex>
 #include <nlohmann/json.hpp>
 
 #include "headspec/bayes.hpp"
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
+#include "headspec/linearisation.hpp"
+#include "headspec/mnist_data.hpp"
+#include "headspec/mnist_engine.hpp"
 #include "headspec/settings.hpp"
 #include "headspec/theory_runs.hpp"
 #include "headspec/version.hpp"
@@ -188,6 +194,147 @@ py::dict bayes(const std::string& prior, const std::vector<double>& nu, int L, d
   return out;
 }
 
+
+// `headspec mnist` (MODEL.md §11): the library calls of app/cmd_mnist.cpp. The checks that
+// command makes itself (not in the library) are repeated here with its messages.
+py::dict mnist(double T, double record_every, int64_t seed, int runs, int test_samples, double train_fraction,
+               int64_t split_seed, double delta, const std::string& data, double nu, int L, int H,
+               const std::string& activation, const std::string& readout, std::optional<double> readout_lr, double lr,
+               int batch, double noise, double q0) {
+  const ModelSpec model =
+      settings("flip", {nu}, L, H, activation, readout, readout_lr, lr, batch, noise, q0).to_spec();
+  check_horizon(T, record_every);
+  check_runs(checked_seed(seed), runs);
+  if (test_samples < 1) throw UsageError(fmt::format("--test-samples: must be at least 1, got {}", test_samples));
+  if (split_seed < 0 || split_seed > 0xFFFFFFFFLL)
+    throw UsageError(fmt::format("--split-seed: must be in [0, 2^32), got {}", split_seed));
+  if (!(train_fraction > 0 && train_fraction < 1))
+    throw UsageError(fmt::format("--train-fraction: must be in (0, 1), got {}", train_fraction));
+  if (!(std::isfinite(delta) && delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", delta));
+  if (static_cast<int64_t>(model.batch) * (model.L + 1) >= (1LL << 31))
+    throw UsageError("--batch: batch × (L + 1) must stay below 2^31");
+  MnistStudySpec spec;
+  spec.nu = nu;
+  spec.delta = delta;
+  spec.sim.D = MnistEngine::D;
+  spec.sim.T = T;
+  spec.sim.record_every = record_every;
+  spec.sim.test_samples = test_samples;
+  spec.sim.seed = static_cast<uint32_t>(seed);
+  spec.sim.runs = runs;
+  std::vector<MnistRun> results;
+  {
+    py::gil_scoped_release release;
+    const MnistDigits digits = load_mnist(data);
+    const MnistSplit split = split_mnist(digits, train_fraction, static_cast<uint32_t>(split_seed));
+    const MnistTask task = MnistTask::build(digits, split);
+    results = run_mnist(task, model, spec);
+  }
+  std::vector<const Record*> rows;
+  py::list diverged;
+  const auto n_runs = static_cast<py::ssize_t>(results.size());
+  py::array_t<double> keys({n_runs, py::ssize_t(H), py::ssize_t(kMnistSide), py::ssize_t(kMnistSide)});
+  py::array_t<double> tau({n_runs, py::ssize_t(kMnistClasses)});
+  auto keys_ = keys.mutable_unchecked<4>();
+  auto tau_ = tau.mutable_unchecked<2>();
+  for (py::ssize_t k = 0; k < n_runs; ++k) {
+    const MnistRun& r = results[k];
+    for (const auto& rec : r.trajectory.records) rows.push_back(&rec);
+    if (r.trajectory.diverged) diverged.append(py::make_tuple(k, r.trajectory.diverged_at));
+    for (int h = 0; h < H; ++h)
+      for (int p = 0; p < kMnistPixels; ++p) keys_(k, h, p / kMnistSide, p % kMnistSide) = r.keys[h * kMnistPixels + p];
+    for (int c = 0; c < kMnistClasses; ++c) tau_(k, c) = r.tau[c];
+  }
+  py::dict out = records_to_arrays(rows, model.H, kMnistClasses);
+  out["keys"] = keys;
+  out["tau"] = tau;
+  out["model"] = model_dict(model);
+  out["simulation"] = py::dict(py::arg("engine") = "mnist", py::arg("D") = MnistEngine::D, py::arg("T") = T,
+                               py::arg("record_every") = record_every, py::arg("test_samples") = test_samples,
+                               py::arg("seed") = seed, py::arg("runs") = runs, py::arg("delta") = delta,
+                               py::arg("nu") = nu, py::arg("train_fraction") = train_fraction,
+                               py::arg("split_seed") = split_seed, py::arg("data") = data);
+  out["diverged"] = diverged;
+  return out;
+}
+
+py::dict op_dict(const OrderParameters& op) {
+  py::array_t<double> M({py::ssize_t(op.H()), py::ssize_t(op.F())}), Q({py::ssize_t(op.H()), py::ssize_t(op.H())}),
+      c(op.H());
+  auto M_ = M.mutable_unchecked<2>();
+  auto Q_ = Q.mutable_unchecked<2>();
+  auto c_ = c.mutable_unchecked<1>();
+  for (int h = 0; h < op.H(); ++h) {
+    for (int f = 0; f < op.F(); ++f) M_(h, f) = op.M(h, f);
+    for (int g = 0; g < op.H(); ++g) Q_(h, g) = op.Q(h, g);
+    c_(h) = op.c[h];
+  }
+  return py::dict(py::arg("M") = M, py::arg("Q") = Q, py::arg("c") = c);
+}
+
+// `headspec linearise` for one Monte Carlo seed, without the growth check and the τ^s
+// prediction (those are app/cmd_linearise.cpp's): LinearisationResult as arrays.
+py::dict linearise_model(int64_t mc, int64_t seed, double dt, double T_max, int64_t approach_mc, double settle,
+                         int newton_iterations, double fd_step, int direction, const std::string& prior,
+                         const std::vector<double>& nu, int L, int H, const std::string& activation,
+                         const std::string& readout, std::optional<double> readout_lr, double lr, int batch,
+                         double noise, double q0) {
+  const ModelSpec model = settings(prior, nu, L, H, activation, readout, readout_lr, lr, batch, noise, q0).to_spec();
+  LinearisationSpec spec;
+  spec.mc = mc;
+  spec.seed = checked_seed(seed);
+  spec.dt = dt;
+  spec.T_max = T_max;
+  spec.approach_mc = approach_mc;
+  spec.settle = settle;
+  spec.newton_iterations = newton_iterations;
+  spec.fd_step = fd_step;
+  if (direction < 0 || direction > model.F())  // as app/cmd_linearise.cpp: 1-based, 0 the first symmetric one
+    throw UsageError(fmt::format("--direction: must be in 1 … F = {}, got {}", model.F(), direction));
+  spec.direction = direction - 1;
+  spec.validate(model);
+  LinearisationResult r;
+  {
+    py::gil_scoped_release release;
+    r = linearise(model, spec);
+  }
+  const auto n = static_cast<py::ssize_t>(r.coordinates.size());
+  py::array_t<double> jacobian({n, n}), spread_mode(n);
+  py::array_t<std::complex<double>> eigenvalues(r.eigenvalues.size());
+  auto J_ = jacobian.mutable_unchecked<2>();
+  for (py::ssize_t i = 0; i < n; ++i) {
+    for (py::ssize_t k = 0; k < n; ++k) J_(i, k) = r.jacobian(i, k);
+    spread_mode.mutable_at(i) = r.spread_mode[i];
+  }
+  for (Eigen::Index k = 0; k < r.eigenvalues.size(); ++k) eigenvalues.mutable_at(k) = r.eigenvalues[k];
+  py::array_t<double> approach_t(r.approach.size()), approach_loss(r.approach.size());
+  for (std::size_t i = 0; i < r.approach.size(); ++i) {
+    approach_t.mutable_at(i) = r.approach[i].t;
+    approach_loss.mutable_at(i) = r.approach[i].loss;
+  }
+  py::dict fixed = op_dict(r.fixed_point);
+  fixed["settled"] = r.settled;
+  fixed["settled_at"] = r.settled_at;
+  fixed["newton_iterations"] = r.newton_iterations;
+  fixed["residual"] = r.residual;
+  fixed["loss"] = r.loss;
+  py::dict out;
+  out["group_size"] = r.group_size;
+  out["direction"] = r.direction + 1;
+  out["fixed_point"] = fixed;
+  out["approach"] = py::dict(py::arg("t") = approach_t, py::arg("loss") = approach_loss);
+  out["coordinates"] = r.coordinates;
+  out["jacobian"] = jacobian;
+  out["eigenvalues"] = eigenvalues;
+  out["lambda_plus"] = r.spread_rate;
+  out["lambda_plus_half_fd_step"] = r.spread_rate_half_step;
+  out["odd_even_coupling"] = r.odd_even_coupling;
+  out["raw_engine_spread_bias"] = r.raw_spread_bias;
+  out["spread_mode"] = spread_mode;
+  out["model"] = model_dict(model);
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -213,4 +360,23 @@ PYBIND11_MODULE(_core, m) {
   m.def("bayes", &bayes, "The Bayes-optimal error ε_Bayes (MODEL.md §8): {'mmse', 'stderr'}.", py::arg("prior") = "flip",
         py::arg("nu") = std::vector<double>{2.0, 2.0}, py::arg("L") = 10, py::arg("noise") = 0.0,
         py::arg("samples") = 1000000, py::arg("seed") = 1, py::arg("method") = "mc");
+  m.def("mnist", &mnist,
+        "The MNIST detection task (MODEL.md §11), as `headspec mnist`: the arrays of simulate (loss = test "
+        "error, M over the 10 class directions), keys (runs × H × 28 × 28, final) and tau (runs × 10, NaN: "
+        "not specialised).",
+        py::arg("T") = 100.0, py::arg("record_every") = 1.0, py::arg("seed") = 1, py::arg("runs") = 1,
+        py::arg("test_samples") = 1000, py::arg("train_fraction") = 0.8, py::arg("split_seed") = 1,
+        py::arg("delta") = 1.0, py::arg("data") = std::string(HEADSPEC_SOURCE_DIR) + "/data/mnist",
+        py::arg("nu") = 1000.0, py::arg("L") = 5, py::arg("H") = 10, py::arg("activation") = "softmax",
+        py::arg("readout") = "learned", py::arg("readout_lr") = py::none(), py::arg("lr") = 1.0,
+        py::arg("batch") = 1, py::arg("noise") = 0.0, py::arg("q0") = 1.0);
+  m.def("linearise", &linearise_model,
+        "The ODE linearised at the unspecialised fixed point, as `headspec linearise` (one seed): fixed point, "
+        "Jacobian, eigenvalues, lambda_plus.",
+        py::arg("mc") = 100000, py::arg("seed") = 1, py::arg("dt") = 0.5, py::arg("T_max") = 300.0,
+        py::arg("approach_mc") = 0, py::arg("settle") = 1e-9, py::arg("newton_iterations") = 20,
+        py::arg("fd_step") = 1e-4, py::arg("direction") = 0, py::arg("prior") = "flip",
+        py::arg("nu") = std::vector<double>{2.0, 2.0}, py::arg("L") = 10, py::arg("H") = 2,
+        py::arg("activation") = "softmax", py::arg("readout") = "learned", py::arg("readout_lr") = py::none(),
+        py::arg("lr") = 1.0, py::arg("batch") = 1, py::arg("noise") = 0.0, py::arg("q0") = 1.0);
 }

@@ -127,6 +127,16 @@ class Figure:
         os.replace(tmp, self.path(".json"))
 
 
+def simulation_engine():
+    """The SGD engine of the figures that set theory against simulation (Fig. 1, 9, 10): `gram`
+    (exact in distribution, MODEL.md §9), or `dense` with HEADSPEC_FIGURE_ENGINE=dense."""
+    engine = os.environ.get("HEADSPEC_FIGURE_ENGINE", "gram")
+    if engine not in ("gram", "dense"):
+        sys.stderr.write(f"headspec: error: figure: HEADSPEC_FIGURE_ENGINE must be gram or dense, got '{engine}'\n")
+        raise SystemExit(2)  # bad input (INTERFACE.md), before anything is run or written
+    return engine
+
+
 def read_csv(path):
     """A headspec CSV as a dict of column name → numpy array."""
     with open(path) as f:

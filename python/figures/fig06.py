@@ -14,8 +14,9 @@ def stats(x):
 
 
 def make(f):
-    # Full: 100 runs per D at D = 10^2 … 10^5 (docs/results.md: T = 300 censors many runs at D ≥ 10^4).
-    Ds, runs, T = ([30, 100, 300], 12, 200) if f.quick else ([100, 1000, 10000, 100000], 100, 1000)
+    # Full: the study of docs/results.md "Specialisation time (seed Fig. 6)", as one sweep: 100 runs
+    # per D at D = 10^2 … 10^5, T = 800 (0–2 % censored there; T = 300 censored many runs at D ≥ 10^4).
+    Ds, runs, T = ([30, 100, 300], 12, 200) if f.quick else ([100, 1000, 10000, 100000], 100, 800)
     f.parameters = {"engine": "gram", "prior": "flip", "nu": [2, 2], "L": 5, "H": 2, "activation": "softmax",
                     "readout": "learned", "lr": 1, "delta": 0.2, "T": T, "record_every": 0.25, "test_samples": 50,
                     "runs_per_D": runs, "D": Ds, "seed": 1, "stop_when_specialised": True}

@@ -70,3 +70,12 @@ def test_quick_figure(number, tmp_path):
         assert columns == expected_columns(columns, readout == "learned"), path
         assert len(rows) >= 10, path
         assert all(len(r.split(",")) == len(header) for r in rows), path
+
+
+def test_bad_simulation_engine_is_bad_input(tmp_path):
+    env = dict(os.environ, HEADSPEC_FIGURE_ENGINE="sparse")
+    res = subprocess.run([BINARY, "figure", "9", "--quick", "--out-dir", str(tmp_path)], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.strip() == "headspec: error: figure: HEADSPEC_FIGURE_ENGINE must be gram or dense, got 'sparse'"
+    assert not list(tmp_path.iterdir())

@@ -1,12 +1,13 @@
 """The Python module returns what the command line writes, for the same seed and flags."""
 import json
+import os
 import subprocess
 
 import numpy as np
 import pytest
 
 import headspec
-from conftest import BINARY
+from conftest import BINARY, ROOT
 
 
 def test_simulate_equals_cli(cli):
@@ -78,3 +79,86 @@ def test_theory_equals_cli(cli):
 def test_theory_errors_raise_value_error_with_cli_message(kw, flag):
     with pytest.raises(ValueError, match=flag):
         headspec.theory(**{"mc": 100, "T": 0.1, "dt": 0.05, "record_every": 0.05, **kw})
+
+
+MNIST_DATA = os.path.join(ROOT, "data", "mnist")
+needs_mnist = pytest.mark.skipif(not os.path.isdir(MNIST_DATA), reason="no data/mnist (scripts/fetch-mnist)")
+
+
+@needs_mnist
+def test_mnist_equals_cli(cli, tmp_path):
+    kw = dict(H=3, L=4, nu=300, T=1.0, record_every=0.5, test_samples=100, seed=2, runs=2, delta=0.3,
+              activation="bsoftmax")
+    res = headspec.mnist(**kw)
+    tau_csv = tmp_path / "tau.csv"
+    table = cli("mnist", "--H", 3, "--L", 4, "--nu", 300, "--T", 1.0, "--record-every", 0.5, "--test-samples", 100,
+                "--seed", 2, "--runs", 2, "--delta", 0.3, "--activation", "bsoftmax", "--tau", tau_csv)
+    assert len(res["t"]) == 6
+    np.testing.assert_array_equal(res["t"], table["t"])
+    np.testing.assert_array_equal(res["run"], table["run"])
+    np.testing.assert_array_equal(res["loss"], table["loss"])
+    assert res["M"].shape == (6, 3, 10)
+    for h in range(3):
+        for f in range(10):
+            np.testing.assert_array_equal(res["M"][:, h, f], table[f"M_{h + 1}_{f + 1}"])
+        for g in range(h, 3):
+            np.testing.assert_array_equal(res["Q"][:, h, g], table[f"Q_{h + 1}_{g + 1}"])
+        np.testing.assert_array_equal(res["c"][:, h], table[f"c_{h + 1}"])
+    tau = np.genfromtxt(tau_csv, delimiter=",", names=True)
+    np.testing.assert_array_equal(res["tau"].ravel(), tau["tau"])
+    # The final keys: Q_hh at the last record of each run is their squared norm over D.
+    assert res["keys"].shape == (2, 3, 28, 28)
+    for k in range(2):
+        last = np.flatnonzero(res["run"] == k)[-1]
+        for h in range(3):
+            np.testing.assert_allclose((res["keys"][k, h] ** 2).sum() / 784, res["Q"][last, h, h], rtol=1e-12)
+    assert res["simulation"]["D"] == 784
+
+
+@pytest.mark.parametrize("kw, flag", [(dict(test_samples=0), "--test-samples"), (dict(delta=0), "--delta"),
+                                      (dict(train_fraction=1), "--train-fraction"), (dict(split_seed=-1), "--split-seed"),
+                                      (dict(runs=0), "--runs"), (dict(nu=-1), "--nu"), (dict(H=0), "--H")])
+def test_mnist_errors_raise_value_error_with_cli_message(kw, flag):
+    # The flags are checked before the digits are read: no data needed.
+    with pytest.raises(ValueError, match=flag) as raised:
+        headspec.mnist(**{"T": 0.1, "data": "/nonexistent", **kw})
+    args = [a for k, v in kw.items() for a in (f"--{k.replace('_', '-')}", str(v))]
+    res = subprocess.run([BINARY, "mnist", "--T", "0.1", "--data", "/nonexistent", *args], capture_output=True,
+                         text=True)
+    assert res.returncode == 2
+    assert res.stderr.strip() == f"headspec: error: {raised.value}"
+
+
+def test_mnist_without_data_names_fetch_script():
+    with pytest.raises(ValueError, match="fetch-mnist"):
+        headspec.mnist(T=0.1, data="/nonexistent")
+
+
+def test_linearise_equals_cli():
+    kw = dict(L=4, nu=[2, 2], mc=3000, dt=0.5, T_max=40, seed=3)
+    res = headspec.linearise(**kw)
+    out = subprocess.run([BINARY, "linearise", "--L", "4", "--nu", "2,2", "--mc", "3000", "--dt", "0.5", "--T-max",
+                          "40", "--seed", "3"], capture_output=True, text=True, check=True).stdout
+    ref = json.loads(out)
+    assert res["lambda_plus"] == ref["spread_mode"]["lambda_plus"]
+    assert res["lambda_plus_half_fd_step"] == ref["spread_mode"]["lambda_plus_half_fd_step"]
+    assert res["coordinates"] == ref["coordinates"]
+    np.testing.assert_array_equal(res["jacobian"], np.array(ref["jacobian"]))
+    np.testing.assert_array_equal(res["eigenvalues"].real, [e["re"] for e in ref["eigenvalues"]])
+    np.testing.assert_array_equal(res["eigenvalues"].imag, [e["im"] for e in ref["eigenvalues"]])
+    assert res["fixed_point"]["residual"] == ref["fixed_point"]["residual"]
+    assert res["fixed_point"]["M"][0, 0] == ref["fixed_point"]["M_1_1"]
+    assert res["fixed_point"]["Q"][0, 1] == ref["fixed_point"]["Q_1_2"]
+    np.testing.assert_array_equal(res["approach"]["t"], [a["t"] for a in ref["approach"]])
+    assert res["direction"] == ref["direction"] == 2
+
+
+@pytest.mark.parametrize("kw, flag", [(dict(mc=1), "--mc"), (dict(direction=3), "--direction"),
+                                      (dict(dt=-1), "--dt"), (dict(seed=-1), "--seed"), (dict(H=0), "--H")])
+def test_linearise_errors_raise_value_error_with_cli_message(kw, flag):
+    with pytest.raises(ValueError, match=flag) as raised:
+        headspec.linearise(**kw)
+    args = [a for k, v in kw.items() for a in (f"--{k.replace('_', '-')}", str(v))]
+    res = subprocess.run([BINARY, "linearise", *args], capture_output=True, text=True)
+    assert res.returncode == 2
+    assert res.stderr.strip() == f"headspec: error: {raised.value}"
