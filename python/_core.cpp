@@ -18,6 +18,7 @@
 #include "headspec/mnist_data.hpp"
 #include "headspec/mnist_engine.hpp"
 #include "headspec/settings.hpp"
+#include "headspec/study_checks.hpp"
 #include "headspec/theory_runs.hpp"
 #include "headspec/version.hpp"
 
@@ -195,8 +196,7 @@ py::dict bayes(const std::string& prior, const std::vector<double>& nu, int L, d
 }
 
 
-// `headspec mnist` (MODEL.md §11): the library calls of app/cmd_mnist.cpp. The checks that
-// command makes itself (not in the library) are repeated here with its messages.
+// `headspec mnist` (MODEL.md §11): the library calls of app/cmd_mnist.cpp.
 py::dict mnist(double T, double record_every, int64_t seed, int runs, int test_samples, double train_fraction,
                int64_t split_seed, double delta, const std::string& data, double nu, int L, int H,
                const std::string& activation, const std::string& readout, std::optional<double> readout_lr, double lr,
@@ -205,14 +205,7 @@ py::dict mnist(double T, double record_every, int64_t seed, int runs, int test_s
       settings("flip", {nu}, L, H, activation, readout, readout_lr, lr, batch, noise, q0).to_spec();
   check_horizon(T, record_every);
   check_runs(checked_seed(seed), runs);
-  if (test_samples < 1) throw UsageError(fmt::format("--test-samples: must be at least 1, got {}", test_samples));
-  if (split_seed < 0 || split_seed > 0xFFFFFFFFLL)
-    throw UsageError(fmt::format("--split-seed: must be in [0, 2^32), got {}", split_seed));
-  if (!(train_fraction > 0 && train_fraction < 1))
-    throw UsageError(fmt::format("--train-fraction: must be in (0, 1), got {}", train_fraction));
-  if (!(std::isfinite(delta) && delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", delta));
-  if (static_cast<int64_t>(model.batch) * (model.L + 1) >= (1LL << 31))
-    throw UsageError("--batch: batch × (L + 1) must stay below 2^31");
+  check_mnist_flags(model, test_samples, split_seed, train_fraction, delta);
   MnistStudySpec spec;
   spec.nu = nu;
   spec.delta = delta;
@@ -289,9 +282,7 @@ py::dict linearise_model(int64_t mc, int64_t seed, double dt, double T_max, int6
   spec.settle = settle;
   spec.newton_iterations = newton_iterations;
   spec.fd_step = fd_step;
-  if (direction < 0 || direction > model.F())  // as app/cmd_linearise.cpp: 1-based, 0 the first symmetric one
-    throw UsageError(fmt::format("--direction: must be in 1 … F = {}, got {}", model.F(), direction));
-  spec.direction = direction - 1;
+  spec.direction = linearisation_direction(direction, model);
   spec.validate(model);
   LinearisationResult r;
   {
