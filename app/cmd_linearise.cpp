@@ -12,6 +12,7 @@
 #include "headspec/io.hpp"
 #include "headspec/linearisation.hpp"
 #include "headspec/settings.hpp"
+#include "headspec/study_checks.hpp"
 #include "options.hpp"
 
 namespace headspec::app {
@@ -119,9 +120,7 @@ int run_linearise(const LineariseCliOptions& o, const std::vector<std::string>& 
   const ModelSpec model = make_model(o.model);
   LinearisationSpec spec = o.spec;
   spec.seed = checked_seed(o.seed);
-  if (o.direction < 0 || o.direction > model.F())
-    throw UsageError(fmt::format("--direction: must be in 1 … F = {}, got {}", model.F(), o.direction));
-  spec.direction = o.direction - 1;
+  spec.direction = linearisation_direction(o.direction, model);
   spec.validate(model);
   check_runs(spec.seed, o.mc_seeds);
   if (o.growth && !(std::isfinite(o.growth_epsilon) && o.growth_epsilon > 0 && o.growth_epsilon < 0.1))

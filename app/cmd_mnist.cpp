@@ -12,6 +12,7 @@
 #include "headspec/io.hpp"
 #include "headspec/mnist_engine.hpp"
 #include "headspec/png.hpp"
+#include "headspec/study_checks.hpp"
 #include "options.hpp"
 
 namespace headspec::app {
@@ -55,14 +56,7 @@ int run_mnist_command(const MnistOptions& o, const std::vector<std::string>& arg
   const ModelSpec model = make_model(o.model);
   validate_run(o.run);
   check_runs(checked_seed(o.run.seed), o.runs);
-  if (o.test_samples < 1) throw UsageError(fmt::format("--test-samples: must be at least 1, got {}", o.test_samples));
-  if (o.split_seed < 0 || o.split_seed > 0xFFFFFFFFLL)
-    throw UsageError(fmt::format("--split-seed: must be in [0, 2^32), got {}", o.split_seed));
-  if (!(o.train_fraction > 0 && o.train_fraction < 1))
-    throw UsageError(fmt::format("--train-fraction: must be in (0, 1), got {}", o.train_fraction));
-  if (!(std::isfinite(o.delta) && o.delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", o.delta));
-  if (static_cast<int64_t>(model.batch) * (model.L + 1) >= (1LL << 31))
-    throw UsageError("--batch: batch × (L + 1) must stay below 2^31");
+  check_mnist_flags(model, o.test_samples, o.split_seed, o.train_fraction, o.delta);
   if (!o.keys_png.empty()) check_output_path(o.keys_png, "--keys");
   if (!o.tau_csv.empty()) check_output_path(o.tau_csv, "--tau");
 

@@ -13,12 +13,12 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 
 #include "headspec/errors.hpp"
 #include "headspec/sweep.hpp"
+#include "headspec/sweep_plan.hpp"
 
 #ifdef HEADSPEC_HAVE_MPI
 #include <mpi.h>
@@ -38,40 +38,6 @@ int launcher_size(bool* launched) {
   return 0;
 }
 
-// First error of the tasks, from any thread.
-class FirstError {
- public:
-  void set(const std::string& what) {
-    std::lock_guard lock(mutex_);
-    if (what_.empty()) what_ = what.empty() ? "unknown error" : what;
-    failed_ = true;
-  }
-  bool failed() const { return failed_; }
-  void throw_if_set() const {
-    if (failed_) throw std::runtime_error(what_);
-  }
-
- private:
-  std::mutex mutex_;
-  std::string what_;
-  std::atomic<bool> failed_{false};
-};
-
-void run_local(const std::vector<int>& todo, const SweepRanks::RunTask& run, const SweepRanks::TaskDone& done) {
-  FirstError error;
-  const int n = static_cast<int>(todo.size());
-#pragma omp parallel for schedule(dynamic, 1) if (n > 1)
-  for (int i = 0; i < n; ++i) {
-    if (error.failed()) continue;
-    try {
-      done(todo[i], run(todo[i]), 0);
-    } catch (const std::exception& e) {
-      error.set(e.what());
-    }
-  }
-  error.throw_if_set();
-}
-
 #ifdef HEADSPEC_HAVE_MPI
 // Message tags: a worker thread asks for its first task, rank 0 answers with a task number
 // (-1: no more); a worker's result (task number, then the trajectory's bytes) is also its
@@ -81,7 +47,7 @@ enum Tag : int { kRequest = 1, kTask = 2, kResult = 3, kFailure = 4, kFinished =
 
 void run_master(int size, const std::vector<int>& todo, const SweepRanks::RunTask& run,
                 const SweepRanks::TaskDone& done) {
-  FirstError error;
+  FirstTaskError error;
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> received{0};
   // After a failure no further task is handed out; the ranks still stop in order.
@@ -256,7 +222,7 @@ void SweepRanks::run_tasks(const std::vector<int>& todo, const RunTask& run, con
   }
 #endif
   (void)thread_level_;
-  run_local(todo, run, done);
+  run_tasks_locally(todo, run, done);
 }
 
 }  // namespace headspec::app

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "headspec/simulation.hpp"
+#include "headspec/sweep_plan.hpp"
 
 namespace headspec::app {
 
@@ -30,10 +31,10 @@ class SweepRanks {
   void barrier() const;
 
   /// A task's work, run on any rank and thread.
-  using RunTask = std::function<Trajectory(int task)>;
+  using RunTask = SweepRunTask;
   /// Rank 0's receipt of a finished task: called once per task of `todo`, from any thread
   /// of rank 0 (concurrently for different tasks), with the rank that computed it.
-  using TaskDone = std::function<void(int task, Trajectory&& result, int by_rank)>;
+  using TaskDone = SweepTaskDone;
 
   /// Collective: runs the tasks `todo` (read on rank 0 only) over every rank and thread,
   /// handing them out one at a time in the order given, so that ranks with long runs take

@@ -18,6 +18,8 @@
 #include "headspec/mnist_data.hpp"
 #include "headspec/mnist_engine.hpp"
 #include "headspec/settings.hpp"
+#include "headspec/study_checks.hpp"
+#include "headspec/sweep_plan.hpp"
 #include "headspec/theory_runs.hpp"
 #include "headspec/version.hpp"
 
@@ -195,8 +197,7 @@ py::dict bayes(const std::string& prior, const std::vector<double>& nu, int L, d
 }
 
 
-// `headspec mnist` (MODEL.md §11): the library calls of app/cmd_mnist.cpp. The checks that
-// command makes itself (not in the library) are repeated here with its messages.
+// `headspec mnist` (MODEL.md §11): the library calls of app/cmd_mnist.cpp.
 py::dict mnist(double T, double record_every, int64_t seed, int runs, int test_samples, double train_fraction,
                int64_t split_seed, double delta, const std::string& data, double nu, int L, int H,
                const std::string& activation, const std::string& readout, std::optional<double> readout_lr, double lr,
@@ -205,14 +206,7 @@ py::dict mnist(double T, double record_every, int64_t seed, int runs, int test_s
       settings("flip", {nu}, L, H, activation, readout, readout_lr, lr, batch, noise, q0).to_spec();
   check_horizon(T, record_every);
   check_runs(checked_seed(seed), runs);
-  if (test_samples < 1) throw UsageError(fmt::format("--test-samples: must be at least 1, got {}", test_samples));
-  if (split_seed < 0 || split_seed > 0xFFFFFFFFLL)
-    throw UsageError(fmt::format("--split-seed: must be in [0, 2^32), got {}", split_seed));
-  if (!(train_fraction > 0 && train_fraction < 1))
-    throw UsageError(fmt::format("--train-fraction: must be in (0, 1), got {}", train_fraction));
-  if (!(std::isfinite(delta) && delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", delta));
-  if (static_cast<int64_t>(model.batch) * (model.L + 1) >= (1LL << 31))
-    throw UsageError("--batch: batch × (L + 1) must stay below 2^31");
+  check_mnist_flags(model, test_samples, split_seed, train_fraction, delta);
   MnistStudySpec spec;
   spec.nu = nu;
   spec.delta = delta;
@@ -289,9 +283,7 @@ py::dict linearise_model(int64_t mc, int64_t seed, double dt, double T_max, int6
   spec.settle = settle;
   spec.newton_iterations = newton_iterations;
   spec.fd_step = fd_step;
-  if (direction < 0 || direction > model.F())  // as app/cmd_linearise.cpp: 1-based, 0 the first symmetric one
-    throw UsageError(fmt::format("--direction: must be in 1 … F = {}, got {}", model.F(), direction));
-  spec.direction = direction - 1;
+  spec.direction = linearisation_direction(direction, model);
   spec.validate(model);
   LinearisationResult r;
   {
@@ -335,6 +327,103 @@ py::dict linearise_model(int64_t mc, int64_t seed, double dt, double T_max, int6
   return out;
 }
 
+// `headspec sweep` without its files: the library's plan, runs and tables (sweep_plan.hpp)
+// as arrays. A cell a grid point lacks (its H, F or readout has fewer columns) is NaN.
+py::dict sweep(const std::string& grid, const std::string& engine, int64_t D, double T, double record_every,
+               int64_t seed, int runs, int test_samples, int64_t mc, bool mc_resample, const std::string& integrator,
+               double dt, int64_t init_D, const std::string& init_engine, double until_converged,
+               double until_error_settled, double error_window, double delta, bool stop_when_specialised,
+               const std::string& prior, const std::vector<double>& nu, int L, int H, const std::string& activation,
+               const std::string& readout, std::optional<double> readout_lr, double lr, int batch, double noise,
+               double q0) {
+  SweepSettings o;
+  o.model = settings(prior, nu, L, H, activation, readout, readout_lr, lr, batch, noise, q0);
+  o.grid = grid;
+  o.engine = engine;
+  o.D = D;
+  o.T = T;
+  o.record_every = record_every;
+  o.seed = seed;
+  o.runs = runs;
+  o.test_samples = test_samples;
+  o.mc = mc;
+  o.mc_resample = mc_resample;
+  o.integrator = integrator;
+  o.dt = dt;
+  o.init_D = init_D;
+  o.init_engine = init_engine;
+  o.until_converged = until_converged;
+  o.until_error_settled = until_error_settled;
+  o.error_window = error_window;
+  o.delta = delta;
+  o.stop_when_specialised = stop_when_specialised;
+  const SweepPlan plan(o);
+  SweepTable table;
+  {
+    py::gil_scoped_release release;
+    table = sweep_table(plan, run_sweep(plan));
+  }
+  const auto numpy = py::module_::import("numpy");
+  auto numbers = [](std::size_t n, auto&& value) {
+    py::array_t<double> a(static_cast<py::ssize_t>(n));
+    auto a_ = a.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::optional<double> v = value(i);
+      a_(static_cast<py::ssize_t>(i)) = v ? *v : std::nan("");
+    }
+    return a;
+  };
+  auto integers = [](std::size_t n, auto&& value) {
+    py::array_t<int> a(static_cast<py::ssize_t>(n));
+    auto a_ = a.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < n; ++i) a_(static_cast<py::ssize_t>(i)) = value(i);
+    return a;
+  };
+  // The grid columns, the point's index, run; then the caller's columns.
+  auto table_dict = [&](const auto& rows) {
+    py::dict d;
+    for (std::size_t a = 0; a < table.grid_columns.size(); ++a) {
+      py::list labels;
+      for (const auto& r : rows) labels.append(plan.points()[static_cast<std::size_t>(r.point)].labels[a]);
+      d[py::str(table.grid_columns[a])] = numpy.attr("array")(labels);
+    }
+    d["point"] = integers(rows.size(), [&](std::size_t i) { return rows[i].point; });
+    d["run"] = integers(rows.size(), [&](std::size_t i) { return rows[i].run; });
+    d["t"] = numbers(rows.size(), [&](std::size_t i) { return std::optional<double>(rows[i].t); });
+    for (std::size_t k = 0; k < table.value_columns.size(); ++k)
+      d[py::str(table.value_columns[k])] = numbers(rows.size(), [&](std::size_t i) { return rows[i].values[k]; });
+    return d;
+  };
+  py::dict rows = table_dict(table.rows);
+  py::dict summary = table_dict(table.summary);
+  const auto& s = table.summary;
+  summary["diverged"] = integers(s.size(), [&](std::size_t i) { return s[i].diverged ? 1 : 0; });
+  if (table.stop_rule) {
+    summary["converged"] = integers(s.size(), [&](std::size_t i) { return s[i].converged ? 1 : 0; });
+    summary["converged_at"] = numbers(s.size(), [&](std::size_t i) {
+      return s[i].converged ? std::optional<double>(s[i].converged_at) : std::nullopt;
+    });
+  }
+  for (int f = 0; f < table.F; ++f)
+    summary[py::str(fmt::format("tau_{}", f + 1))] = numbers(s.size(), [&](std::size_t i) { return s[i].tau[f]; });
+  if (table.tau_tilde)
+    for (int f = 0; f < table.F; ++f)
+      summary[py::str(fmt::format("tau_tilde_{}", f + 1))] =
+          numbers(s.size(), [&](std::size_t i) { return s[i].tau_tilde[f]; });
+  py::list diverged;
+  for (const auto& r : s)
+    if (r.diverged) diverged.append(py::make_tuple(r.point, r.run, r.diverged_at));
+  py::list axes;
+  for (const auto& a : plan.axes()) axes.append(py::dict(py::arg("key") = a.key, py::arg("values") = a.values));
+  py::dict out;
+  out["rows"] = rows;
+  out["summary"] = summary;
+  out["grid"] = axes;
+  out["base_model"] = model_dict(plan.base_model());
+  out["diverged"] = diverged;
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -370,6 +459,19 @@ PYBIND11_MODULE(_core, m) {
         py::arg("nu") = 1000.0, py::arg("L") = 5, py::arg("H") = 10, py::arg("activation") = "softmax",
         py::arg("readout") = "learned", py::arg("readout_lr") = py::none(), py::arg("lr") = 1.0,
         py::arg("batch") = 1, py::arg("noise") = 0.0, py::arg("q0") = 1.0);
+  m.def("sweep", &sweep,
+        "A grid over model flags × runs on any engine, as `headspec sweep`: {'rows': the tidy CSV's columns, "
+        "'summary': the summary CSV's columns} as arrays (grid columns as strings; NaN: a cell the point lacks "
+        "or not specialised).",
+        py::arg("grid"), py::arg("engine") = "gram", py::arg("D") = 10000, py::arg("T") = 20.0,
+        py::arg("record_every") = 1.0, py::arg("seed") = 1, py::arg("runs") = 1, py::arg("test_samples") = 2000,
+        py::arg("mc") = 10000, py::arg("mc_resample") = false, py::arg("integrator") = "", py::arg("dt") = 0.05,
+        py::arg("init_D") = 10000, py::arg("init_engine") = "dense", py::arg("until_converged") = 0.0,
+        py::arg("until_error_settled") = 0.0, py::arg("error_window") = 20.0, py::arg("delta") = 0.2,
+        py::arg("stop_when_specialised") = false, py::arg("prior") = "flip",
+        py::arg("nu") = std::vector<double>{2.0, 2.0}, py::arg("L") = 10, py::arg("H") = 2,
+        py::arg("activation") = "softmax", py::arg("readout") = "learned", py::arg("readout_lr") = py::none(),
+        py::arg("lr") = 1.0, py::arg("batch") = 1, py::arg("noise") = 0.0, py::arg("q0") = 1.0);
   m.def("linearise", &linearise_model,
         "The ODE linearised at the unspecialised fixed point, as `headspec linearise` (one seed): fixed point, "
         "Jacobian, eigenvalues, lambda_plus.",

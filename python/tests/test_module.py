@@ -162,3 +162,48 @@ def test_linearise_errors_raise_value_error_with_cli_message(kw, flag):
     res = subprocess.run([BINARY, "linearise", *args], capture_output=True, text=True)
     assert res.returncode == 2
     assert res.stderr.strip() == f"headspec: error: {raised.value}"
+
+
+def read_csv_columns(path):
+    """The columns of a CSV written by `headspec sweep`: grid columns as text, the others as numbers (empty: NaN)."""
+    import csv
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], [list(col) for col in zip(*rows[1:])]
+
+
+def test_sweep_equals_cli(tmp_path):
+    # H varies, so the H = 1 point leaves the columns of the second head empty (NaN here).
+    kw = dict(grid="H=1,2", engine="gram", D=200, T=1.0, record_every=0.5, test_samples=200, seed=5, runs=2, L=4)
+    res = headspec.sweep(**kw)
+    out, summary = tmp_path / "sweep.csv", tmp_path / "summary.csv"
+    subprocess.run([BINARY, "sweep", "--grid", "H=1,2", "--engine", "gram", "--D", "200", "--T", "1",
+                    "--record-every", "0.5", "--test-samples", "200", "--seed", "5", "--runs", "2", "--L", "4",
+                    "--out", str(out), "--summary", str(summary)], capture_output=True, text=True, check=True)
+    for path, table in ((out, res["rows"]), (summary, res["summary"])):
+        header, columns = read_csv_columns(path)
+        assert header[0] == "H" and "M_2_1" in header
+        assert set(header) | {"point"} == set(table)
+        assert list(table["H"]) == columns[0]
+        for name, col in zip(header[1:], columns[1:]):
+            expected = np.array([float(v) if v != "" else np.nan for v in col])
+            np.testing.assert_array_equal(np.asarray(table[name], dtype=float), expected, err_msg=name)
+    assert len(res["rows"]["t"]) == 2 * 2 * 3  # points × runs × records
+    assert np.isnan(res["rows"]["M_2_1"][res["rows"]["H"] == "1"]).all()
+    assert not np.isnan(res["rows"]["M_2_1"][res["rows"]["H"] == "2"]).any()
+    np.testing.assert_array_equal(res["summary"]["point"], [0, 0, 1, 1])
+    np.testing.assert_array_equal(res["summary"]["run"], [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize("kw, flag", [(dict(grid="X=1"), "--grid"), (dict(grid="lr=1;lr=2"), "--grid"),
+                                      (dict(grid="H=0"), "--grid"), (dict(grid="D=3"), "--grid"),
+                                      (dict(grid="lr=1", engine="x"), "--engine"),
+                                      (dict(grid="lr=1", delta=0), "--delta"),
+                                      (dict(grid="lr=1", until_converged=1e-3), "--until-converged")])
+def test_sweep_errors_raise_value_error_with_cli_message(kw, flag):
+    with pytest.raises(ValueError, match=flag) as raised:
+        headspec.sweep(**{"T": 0.1, "D": 200, **kw})
+    args = [a for k, v in kw.items() for a in (f"--{k.replace('_', '-')}", str(v))]
+    res = subprocess.run([BINARY, "sweep", "--T", "0.1", "--D", "200", *args], capture_output=True, text=True)
+    assert res.returncode == 2
+    assert res.stderr.strip() == f"headspec: error: {raised.value}"

@@ -8,6 +8,7 @@
 
 #include "headspec/errors.hpp"
 #include "headspec/specialisation.hpp"
+#include "headspec/study_checks.hpp"
 
 namespace headspec {
 namespace {
@@ -37,6 +38,12 @@ double max_abs_free(const std::vector<double>& v, const std::vector<std::size_t>
 }
 
 }  // namespace
+
+int linearisation_direction(int direction, const ModelSpec& model) {
+  if (direction < 0 || direction > model.F())
+    throw UsageError(fmt::format("--direction: must be in 1 … F = {}, got {}", model.F(), direction));
+  return direction - 1;
+}
 
 SymmetrisedTheory::SymmetrisedTheory(const ModelSpec& model, const TheoryOptions& options)
     : engine_(model, integrated_options(options)), flipped_(symmetric_directions_of(model.prior)) {

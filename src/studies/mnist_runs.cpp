@@ -1,5 +1,7 @@
 // The MNIST study driver: trajectories recorded like run_sgd's, with the test error of
 // the MNIST task as the loss, the final keys and the specialisation times (MODEL.md §10–11).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -8,8 +10,22 @@
 #include "headspec/errors.hpp"
 #include "headspec/mnist_engine.hpp"
 #include "headspec/specialisation.hpp"
+#include "headspec/study_checks.hpp"
 
 namespace headspec {
+
+void check_mnist_flags(const ModelSpec& model, int test_samples, int64_t split_seed, double train_fraction,
+                       double delta) {
+  if (test_samples < 1) throw UsageError(fmt::format("--test-samples: must be at least 1, got {}", test_samples));
+  if (split_seed < 0 || split_seed > 0xFFFFFFFFLL)
+    throw UsageError(fmt::format("--split-seed: must be in [0, 2^32), got {}", split_seed));
+  if (!(train_fraction > 0 && train_fraction < 1))
+    throw UsageError(fmt::format("--train-fraction: must be in (0, 1), got {}", train_fraction));
+  if (!(std::isfinite(delta) && delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", delta));
+  if (static_cast<int64_t>(model.batch) * (model.L + 1) >= (1LL << 31))
+    throw UsageError("--batch: batch × (L + 1) must stay below 2^31");
+}
+
 namespace {
 
 // A run's slot in a checkpoint (docs/checkpoints.md), as run_sgd_runs's, with the final

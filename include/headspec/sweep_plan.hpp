@@ -1,0 +1,173 @@
+#pragma once
+// `headspec sweep` without its command line: the flags checked into a plan of (grid point,
+// run) tasks, the tasks run, and their results as the tidy table and the summary
+// (INTERFACE.md). The CLI and the Python module both call these; only the CLI writes files.
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "headspec/engines.hpp"
+#include "headspec/settings.hpp"
+#include "headspec/simulation.hpp"
+#include "headspec/sweep.hpp"
+#include "headspec/theory_engine.hpp"
+#include "headspec/theory_integrator.hpp"
+
+namespace headspec {
+
+/// The flags of `headspec sweep` that decide its numbers (not where they are written).
+struct SweepSettings {
+  ModelSettings model;
+  std::string grid;
+  std::string engine = "gram";
+  int64_t D = 10000;
+  double T = 20;
+  double record_every = 1;
+  int64_t seed = 1;
+  int runs = 1;
+  int test_samples = 2000;
+  // theory
+  int64_t mc = 10000;
+  bool mc_resample = false;
+  std::string integrator;
+  double dt = 0.05;
+  int64_t init_D = 10000;
+  std::string init_engine = "dense";
+  double until_converged = 0;  // stop rules (docs/theory.md §3)
+  double until_error_settled = 0;
+  double error_window = 20;
+  // specialisation (MODEL.md §10)
+  double delta = 0.2;
+  bool stop_when_specialised = false;
+};
+
+/// One grid point, ready to run.
+struct SweepPoint {
+  ModelSpec model;
+  EngineFactory engine;  ///< finite-D engine, or the engine of the theory's initial state
+  int64_t D = 0;
+  std::vector<std::string> labels;  ///< one value per grid axis, as written in --grid
+};
+
+/// Everything a sweep runs, checked before anything runs. Task k is run k % runs of point
+/// k / runs; run r of every point uses seed + r, so a task's result depends neither on the
+/// thread or process that runs it nor on the grid's order.
+class SweepPlan {
+ public:
+  /// Checks every flag and grid point; throws UsageError naming the flag at fault.
+  explicit SweepPlan(const SweepSettings& settings);
+  // The engine factories refer to their point's model: a plan never moves.
+  SweepPlan(const SweepPlan&) = delete;
+  SweepPlan& operator=(const SweepPlan&) = delete;
+
+  const SweepSettings& settings() const { return settings_; }
+  bool theory() const { return theory_; }
+  const ModelSpec& base_model() const { return base_model_; }
+  const SimulationSpec& simulation() const { return sim_; }
+  const IntegrationSpec& integration() const { return integration_; }
+  const std::vector<GridAxis>& axes() const { return axes_; }
+  const std::vector<SweepPoint>& points() const { return points_; }
+  int tasks() const { return tasks_; }
+  const SweepPoint& point_of(int task) const { return points_[static_cast<std::size_t>(task / settings_.runs)]; }
+  /// Whether a theory run may stop before T (--until-converged, --until-error-settled).
+  bool stop_rule() const;
+
+  /// Runs one task (any thread).
+  Trajectory run_task(int task) const;
+  /// The key of a task in a work folder (SweepWorkDir): every parameter its result depends
+  /// on, and the program's version and revision (another build may compute other numbers).
+  std::string task_key(int task) const;
+
+ private:
+  SweepSettings settings_;
+  bool theory_ = false;
+  ModelSpec base_model_;
+  SimulationSpec sim_;
+  IntegrationSpec integration_;
+  TheoryOptions mc_;
+  std::vector<GridAxis> axes_;
+  std::vector<SweepPoint> points_;
+  int tasks_ = 0;
+};
+
+/// A task's work, and the receipt of its result (called once per task, from any thread,
+/// concurrently for different tasks; `by_rank` is the process that computed it).
+using SweepRunTask = std::function<Trajectory(int task)>;
+using SweepTaskDone = std::function<void(int task, Trajectory&& result, int by_rank)>;
+
+/// The first failure of tasks run on several threads (the others stop taking tasks).
+class FirstTaskError {
+ public:
+  void set(const std::string& what);
+  bool failed() const { return failed_; }
+  /// Throws std::runtime_error with the first message, if any.
+  void throw_if_set() const;
+
+ private:
+  std::mutex mutex_;
+  std::string what_;
+  std::atomic<bool> failed_{false};
+};
+
+/// Runs the tasks `todo` on this process's threads, taken one at a time in the order given.
+/// Throws std::runtime_error with the first failure's message once the others stopped.
+void run_tasks_locally(const std::vector<int>& todo, const SweepRunTask& run, const SweepTaskDone& done);
+
+/// The tasks of a plan before they run: results already in the work folder, and the rest.
+struct SweepTasks {
+  std::vector<Trajectory> results;  ///< one per task; filled for the reused ones
+  std::vector<std::string> keys;    ///< one per task when there is a work folder
+  std::vector<int> todo;            ///< the tasks to compute, in order
+  std::vector<std::string> problems;  ///< work-folder files not read back (computed again)
+};
+/// Reads back what `work` (nullptr: no work folder) holds of `plan`'s tasks.
+SweepTasks sweep_tasks(const SweepPlan& plan, const SweepWorkDir* work);
+
+/// Runs every task of `plan` on this process's threads (no work folder): one trajectory per task.
+std::vector<Trajectory> run_sweep(const SweepPlan& plan);
+
+/// The results of a sweep as tables. A cell that a point lacks (its H, F or readout has
+/// fewer columns than the union of every point's) is nullopt: empty in the CSV.
+struct SweepTable {
+  std::vector<std::string> grid_columns;   ///< the grid keys
+  std::vector<std::string> value_columns;  ///< the union of INTERFACE.md columns after run, t
+  struct Row {
+    int point = 0;
+    int run = 0;
+    double t = 0;
+    std::vector<std::optional<double>> values;  ///< one per value column
+  };
+  std::vector<Row> rows;  ///< every record of every task, task by task
+  struct Summary {
+    int point = 0;
+    int run = 0;
+    std::optional<double> t;  ///< of the last record (none: no record)
+    std::vector<std::optional<double>> values;  ///< the last record's
+    bool diverged = false;
+    double diverged_at = 0;
+    bool converged = false;  ///< stopped by the stop rule (stop_rule() only)
+    double converged_at = 0;
+    std::vector<std::optional<double>> tau;        ///< tau_f, MODEL.md §10 (NaN: not specialised)
+    std::vector<std::optional<double>> tau_tilde;  ///< tau_f / ln D (finite-D engines only)
+  };
+  std::vector<Summary> summary;  ///< one per task
+  int F = 1;                     ///< the largest F of the grid (tau columns)
+  bool stop_rule = false;        ///< converged, converged_at columns
+  bool tau_tilde = false;        ///< tau_tilde columns
+};
+SweepTable sweep_table(const SweepPlan& plan, const std::vector<Trajectory>& results);
+
+/// The tidy CSV and the summary CSV (INTERFACE.md), byte for byte what `headspec sweep` writes.
+std::string sweep_csv(const SweepPlan& plan, const SweepTable& table);
+std::string sweep_summary_csv(const SweepPlan& plan, const SweepTable& table);
+/// The sidecar of the tidy CSV: the same for every way of running the same command (it says
+/// neither how many processes ran nor what was reused).
+nlohmann::json sweep_sidecar(const SweepPlan& plan, const SweepTable& table, const std::vector<std::string>& argv);
+
+}  // namespace headspec

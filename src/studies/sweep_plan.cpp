@@ -1,0 +1,353 @@
+#include "headspec/sweep_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "headspec/errors.hpp"
+#include "headspec/io.hpp"
+#include "headspec/order_parameters.hpp"
+#include "headspec/specialisation.hpp"
+#include "headspec/theory_runs.hpp"
+
+namespace headspec {
+namespace {
+
+// A CSV field, quoted when it holds a comma or a quote (vector values such as nu = 1,1).
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+std::string cell(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); }
+
+}  // namespace
+
+SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
+  theory_ = o.engine == "theory";
+  const bool theory = theory_;
+  if (!theory) {
+    const auto names = sgd_engine_names();
+    if (std::find(names.begin(), names.end(), o.engine) == names.end())
+      throw UsageError(fmt::format("--engine: unknown engine '{}' (available: theory, {})", o.engine, fmt::join(names, ", ")));
+  }
+  base_model_ = o.model.to_spec();
+  check_horizon(o.T, o.record_every);
+  const uint32_t seed = checked_seed(o.seed);
+  if (!(std::isfinite(o.delta) && o.delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", o.delta));
+  if (theory && o.stop_when_specialised)
+    throw UsageError("--stop-when-specialised: only for the finite-D engines (gram, dense)");
+  if (!theory && o.until_converged != 0) throw UsageError("--until-converged: only for --engine theory");
+  if (!theory && o.until_error_settled != 0) throw UsageError("--until-error-settled: only for --engine theory");
+  sim_.D = o.D;
+  sim_.T = o.T;
+  sim_.record_every = o.record_every;
+  sim_.test_samples = o.test_samples;
+  sim_.seed = seed;
+  sim_.runs = o.runs;
+  sim_.stop_when_specialised = o.stop_when_specialised ? o.delta : 0;
+  sim_.validate();
+
+  if (theory) {
+    if (o.mc < 2 || o.mc > 0xFFFFFFFFLL) throw UsageError(fmt::format("--mc: must be in [2, 2^32), got {}", o.mc));
+    integration_.method = parse_integrator(o.integrator.empty() ? (o.mc_resample ? "euler" : "rk4") : o.integrator);
+    integration_.dt = o.dt;
+    integration_.T = o.T;
+    integration_.record_every = o.record_every;
+    integration_.until_converged = o.until_converged;
+    integration_.until_error_settled = o.until_error_settled;
+    integration_.error_window = o.error_window;
+    mc_.samples = o.mc;
+    mc_.mode = o.mc_resample ? MonteCarloMode::Resample : MonteCarloMode::Fixed;
+    integration_.validate(mc_.mode);
+  }
+
+  axes_ = parse_grid(o.grid, !theory);
+  for (const GridPoint& g : grid_points(axes_, o.model, o.D)) {
+    SweepPoint p;
+    p.model = g.model.to_spec();
+    p.D = g.D;
+    for (std::size_t a = 0; a < axes_.size(); ++a) p.labels.push_back(axes_[a].values[g.index[a]]);
+    points_.push_back(std::move(p));
+  }
+  // The factories keep a reference to their model: made once `points_` no longer moves.
+  for (SweepPoint& p : points_) {
+    try {
+      p.engine = theory ? initial_state_factory(o.init_engine, p.model, o.init_D)
+                        : sgd_engine_factory(o.engine, p.model, p.D);
+    } catch (const UsageError& e) {
+      std::string where;
+      for (std::size_t a = 0; a < axes_.size(); ++a) where += (a ? ";" : "") + axes_[a].key + "=" + p.labels[a];
+      throw UsageError(fmt::format("--grid: at {}: {}", where.empty() ? "the only point" : where, e.what()));
+    }
+  }
+  if (points_.size() * static_cast<std::size_t>(o.runs) > static_cast<std::size_t>(INT32_MAX))
+    throw UsageError("--runs: more than 2^31 runs in all");
+  tasks_ = static_cast<int>(points_.size()) * o.runs;
+}
+
+bool SweepPlan::stop_rule() const {
+  return theory_ && (settings_.until_converged > 0 || settings_.until_error_settled > 0);
+}
+
+Trajectory SweepPlan::run_task(int task) const {
+  const SweepPoint& p = point_of(task);
+  const int run = task % settings_.runs;
+  if (theory_) return run_theory(p.model, p.engine, mc_, integration_, sim_.seed, run).trajectory;
+  SimulationSpec point_sim = sim_;
+  point_sim.D = p.D;
+  return run_sgd(p.engine, p.model, point_sim, run);
+}
+
+std::string SweepPlan::task_key(int task) const {
+  const SweepPoint& p = point_of(task);
+  const SweepSettings& o = settings_;
+  nlohmann::json key = provenance();
+  nlohmann::json model;
+  p.model.to_json(model);
+  const Eigen::MatrixXd& atoms = p.model.prior.atoms();
+  const Eigen::VectorXd& weights = p.model.prior.weights();
+  // A mixture read from a file: its atoms, not the file's name, decide the result.
+  nlohmann::json rows = nlohmann::json::array();
+  for (Eigen::Index a = 0; a < atoms.rows(); ++a) {
+    std::vector<double> row(static_cast<std::size_t>(atoms.cols()));
+    for (Eigen::Index f = 0; f < atoms.cols(); ++f) row[static_cast<std::size_t>(f)] = atoms(a, f);
+    rows.push_back(row);
+  }
+  model["atoms"] = rows;
+  model["weights"] = std::vector<double>(weights.data(), weights.data() + weights.size());
+  key["model"] = model;
+  key["engine"] = o.engine;
+  key["T"] = sim_.T;
+  key["record_every"] = sim_.record_every;
+  key["seed"] = sim_.seed;
+  key["run"] = task % o.runs;
+  if (theory_) {
+    key["theory"] = {{"mc", mc_.samples}, {"mc_mode", o.mc_resample ? "resample" : "fixed"},
+                     {"integrator", to_string(integration_.method)}, {"dt", integration_.dt},
+                     {"init_D", o.init_D}, {"init_engine", o.init_engine}};
+    // Only when set, so that the work folders of sweeps without a stop rule stay valid.
+    if (o.until_converged > 0) key["theory"]["until_converged"] = o.until_converged;
+    if (o.until_error_settled > 0)
+      key["theory"]["until_error_settled"] = {o.until_error_settled, o.error_window};
+  } else {
+    key["D"] = p.D;
+    key["test_samples"] = sim_.test_samples;
+    key["stop_when_specialised"] = sim_.stop_when_specialised;
+  }
+  return key.dump();
+}
+
+void FirstTaskError::set(const std::string& what) {
+  std::lock_guard lock(mutex_);
+  if (what_.empty()) what_ = what.empty() ? "unknown error" : what;
+  failed_ = true;
+}
+
+void FirstTaskError::throw_if_set() const {
+  if (failed_) throw std::runtime_error(what_);
+}
+
+void run_tasks_locally(const std::vector<int>& todo, const SweepRunTask& run, const SweepTaskDone& done) {
+  FirstTaskError error;
+  const int n = static_cast<int>(todo.size());
+#pragma omp parallel for schedule(dynamic, 1) if (n > 1)
+  for (int i = 0; i < n; ++i) {
+    if (error.failed()) continue;
+    try {
+      done(todo[i], run(todo[i]), 0);
+    } catch (const std::exception& e) {
+      error.set(e.what());
+    }
+  }
+  error.throw_if_set();
+}
+
+SweepTasks sweep_tasks(const SweepPlan& plan, const SweepWorkDir* work) {
+  SweepTasks t;
+  t.results.resize(static_cast<std::size_t>(plan.tasks()));
+  for (int task = 0; task < plan.tasks(); ++task) {
+    if (work) {
+      t.keys.push_back(plan.task_key(task));
+      std::string problem;
+      if (auto stored = work->load(t.keys.back(), &problem)) {
+        t.results[static_cast<std::size_t>(task)] = std::move(*stored);
+        continue;
+      }
+      if (!problem.empty()) t.problems.push_back(problem);
+    }
+    t.todo.push_back(task);
+  }
+  return t;
+}
+
+std::vector<Trajectory> run_sweep(const SweepPlan& plan) {
+  SweepTasks t = sweep_tasks(plan, nullptr);
+  run_tasks_locally(
+      t.todo, [&](int task) { return plan.run_task(task); },
+      [&](int task, Trajectory&& result, int) { t.results[static_cast<std::size_t>(task)] = std::move(result); });
+  return std::move(t.results);
+}
+
+SweepTable sweep_table(const SweepPlan& plan, const std::vector<Trajectory>& results) {
+  SweepTable table;
+  const auto& points = plan.points();
+  const int runs = plan.settings().runs;
+  // Columns: the grid keys, then the union of every point's INTERFACE.md columns (they
+  // differ when H, F or the readout vary); a point leaves the columns it lacks empty.
+  int H = 1, F = 1;
+  bool learned = false;
+  for (const SweepPoint& p : points) {
+    H = std::max(H, p.model.H);
+    F = std::max(F, p.model.F());
+    learned = learned || p.model.readout == Readout::Learned;
+  }
+  const auto columns = csv_columns(H, F, learned);  // run, t, loss, …
+  std::map<std::string, std::size_t> position;
+  for (std::size_t k = 2; k < columns.size(); ++k) position[columns[k]] = k - 2;
+  for (const auto& a : plan.axes()) table.grid_columns.push_back(a.key);
+  table.value_columns.assign(columns.begin() + 2, columns.end());
+  table.F = F;
+  table.stop_rule = plan.stop_rule();
+  table.tau_tilde = !plan.theory();
+
+  std::vector<double> values;
+  auto union_row = [&](const Record& r, bool point_learned, const std::vector<std::size_t>& index) {
+    values.clear();
+    append_csv_values(r, point_learned, values);
+    std::vector<std::optional<double>> cells(table.value_columns.size());
+    for (std::size_t k = 0; k < values.size(); ++k) cells[index[k]] = values[k];
+    return cells;
+  };
+  for (int task = 0; task < plan.tasks(); ++task) {
+    const SweepPoint& p = plan.point_of(task);
+    const int point = task / runs;
+    const int run = task % runs;
+    const Trajectory& tr = results[static_cast<std::size_t>(task)];
+    const bool point_learned = p.model.readout == Readout::Learned;
+    const auto own = csv_columns(p.model.H, p.model.F(), point_learned);
+    std::vector<std::size_t> index;
+    for (std::size_t k = 2; k < own.size(); ++k) index.push_back(position.at(own[k]));
+    for (const Record& r : tr.records) table.rows.push_back({point, run, r.t, union_row(r, point_learned, index)});
+
+    SweepTable::Summary s;
+    s.point = point;
+    s.run = run;
+    s.values.resize(table.value_columns.size());
+    if (!tr.records.empty()) {
+      s.values = union_row(tr.records.back(), point_learned, index);
+      s.t = tr.records.back().t;
+    }
+    s.diverged = tr.diverged;
+    s.diverged_at = tr.diverged_at;
+    if (table.stop_rule) s.converged = stopped_by_rule(tr, plan.integration(), &s.converged_at);
+    auto tau = specialisation_times(tr.records, plan.settings().delta);
+    tau.resize(static_cast<std::size_t>(p.model.F()), std::nan(""));
+    s.tau.resize(static_cast<std::size_t>(F));
+    for (int f = 0; f < p.model.F(); ++f) s.tau[f] = tau[f];
+    if (table.tau_tilde) {
+      s.tau_tilde.resize(static_cast<std::size_t>(F));
+      for (int f = 0; f < p.model.F(); ++f) s.tau_tilde[f] = tau[f] / std::log(static_cast<double>(p.D));
+    }
+    table.summary.push_back(std::move(s));
+  }
+  return table;
+}
+
+namespace {
+
+std::vector<std::string> header_of(const SweepTable& table) {
+  std::vector<std::string> header = table.grid_columns;
+  header.push_back("run");
+  header.push_back("t");
+  header.insert(header.end(), table.value_columns.begin(), table.value_columns.end());
+  return header;
+}
+
+std::string prefix_of(const SweepPlan& plan, int point) {
+  std::string prefix;
+  for (const auto& l : plan.points()[static_cast<std::size_t>(point)].labels) prefix += csv_field(l) + ",";
+  return prefix;
+}
+
+std::string cells_of(const std::vector<std::optional<double>>& values) {
+  std::string out;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (k) out += ',';
+    out += cell(values[k]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string sweep_csv(const SweepPlan& plan, const SweepTable& table) {
+  std::string csv = fmt::format("{}\n", fmt::join(header_of(table), ","));
+  int point = -1;
+  std::string prefix;
+  for (const auto& r : table.rows) {
+    if (r.point != point) prefix = prefix_of(plan, point = r.point);
+    csv += fmt::format("{}{},{},{}\n", prefix, r.run, r.t, cells_of(r.values));
+  }
+  return csv;
+}
+
+std::string sweep_summary_csv(const SweepPlan& plan, const SweepTable& table) {
+  std::string summary = fmt::format("{}", fmt::join(header_of(table), ","));
+  summary += ",diverged";
+  // A theory run with a stop rule: whether it stopped before T (stopped_by_rule), and when.
+  if (table.stop_rule) summary += ",converged,converged_at";
+  for (int f = 1; f <= table.F; ++f) summary += fmt::format(",tau_{}", f);
+  if (table.tau_tilde)
+    for (int f = 1; f <= table.F; ++f) summary += fmt::format(",tau_tilde_{}", f);
+  summary += "\n";
+  for (const auto& s : table.summary) {
+    summary += fmt::format("{}{},{},{},{}", prefix_of(plan, s.point), s.run, cell(s.t), cells_of(s.values),
+                           s.diverged ? 1 : 0);
+    if (table.stop_rule) summary += s.converged ? fmt::format(",1,{}", s.converged_at) : std::string(",0,");
+    for (const auto& v : s.tau) (summary += ',') += cell(v);
+    for (const auto& v : s.tau_tilde) (summary += ',') += cell(v);
+    summary += "\n";
+  }
+  return summary;
+}
+
+nlohmann::json sweep_sidecar(const SweepPlan& plan, const SweepTable& table, const std::vector<std::string>& argv) {
+  const SweepSettings& o = plan.settings();
+  const SimulationSpec& sim = plan.simulation();
+  nlohmann::json meta = provenance();
+  meta["command"] = "sweep";
+  meta["argv"] = argv;
+  nlohmann::json jm;
+  plan.base_model().to_json(jm);
+  meta["base_model"] = jm;
+  nlohmann::json grid = nlohmann::json::array();
+  for (const auto& a : plan.axes()) grid.push_back({{"key", a.key}, {"values", a.values}});
+  meta["grid"] = grid;
+  meta["grid_order"] = "row-major: the first key varies slowest";
+  meta["points"] = plan.points().size();
+  meta["sweep"] = {{"engine", o.engine},       {"D", o.D},           {"T", sim.T},
+                   {"record_every", sim.record_every}, {"seed", sim.seed}, {"runs", o.runs},
+                   {"delta", o.delta},          {"stop_when_specialised", o.stop_when_specialised}};
+  if (plan.theory())
+    meta["theory"] = {{"mc", o.mc}, {"mc_mode", o.mc_resample ? "resample" : "fixed"},
+                      {"integrator", to_string(plan.integration().method)}, {"dt", o.dt},
+                      {"init_D", o.init_D}, {"init_engine", o.init_engine},
+                      {"until_converged", o.until_converged}, {"until_error_settled", o.until_error_settled},
+                      {"error_window", o.error_window}};
+  else
+    meta["sweep"]["test_samples"] = o.test_samples;
+  nlohmann::json diverged = nlohmann::json::array();
+  for (const auto& s : table.summary)
+    if (s.diverged) diverged.push_back({{"point", s.point}, {"run", s.run}, {"t", s.diverged_at}});
+  meta["diverged"] = diverged;
+  return meta;
+}
+
+}  // namespace headspec
