@@ -31,7 +31,7 @@ void StateWriter::put_f64(double v) { put_u64(std::bit_cast<uint64_t>(v)); }
 
 void StateWriter::put_doubles(const double* p, std::size_t n) {
   put_u64(n);
-  bytes_.append(reinterpret_cast<const char*>(p), n * sizeof(double));
+  if (n > 0) bytes_.append(reinterpret_cast<const char*>(p), n * sizeof(double));  // p may be null when n = 0
 }
 
 void StateWriter::put_matrix(const Eigen::MatrixXd& m) {
@@ -85,13 +85,15 @@ std::vector<double> StateReader::doubles() {
   const uint64_t n = u64();
   if (n > (bytes_.size() - pos_) / sizeof(double)) corrupt("the checkpoint ends too early (truncated?)");
   std::vector<double> v(static_cast<std::size_t>(n));
-  std::memcpy(v.data(), take(v.size() * sizeof(double)).data(), v.size() * sizeof(double));
+  const auto bytes = take(v.size() * sizeof(double));
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());  // memcpy with null is undefined even for 0 bytes
   return v;
 }
 
 void StateReader::doubles_into(double* p, std::size_t n) {
   if (u64() != n) corrupt("the checkpoint's state does not have the size these flags give");
-  std::memcpy(p, take(n * sizeof(double)).data(), n * sizeof(double));
+  const auto bytes = take(n * sizeof(double));
+  if (n > 0) std::memcpy(p, bytes.data(), bytes.size());
 }
 
 Eigen::MatrixXd StateReader::matrix() {

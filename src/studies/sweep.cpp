@@ -182,15 +182,18 @@ class ByteWriter {
   void put(const Eigen::MatrixXd& m) {
     put<int64_t>(m.rows());
     put<int64_t>(m.cols());
-    out_.append(reinterpret_cast<const char*>(m.data()), sizeof(double) * static_cast<std::size_t>(m.size()));
+    put_doubles(m.data(), static_cast<std::size_t>(m.size()));
   }
   void put(const Eigen::VectorXd& v) {
     put<int64_t>(v.size());
-    out_.append(reinterpret_cast<const char*>(v.data()), sizeof(double) * static_cast<std::size_t>(v.size()));
+    put_doubles(v.data(), static_cast<std::size_t>(v.size()));
   }
   std::string take() { return std::move(out_); }
 
  private:
+  void put_doubles(const double* p, std::size_t n) {
+    if (n > 0) out_.append(reinterpret_cast<const char*>(p), sizeof(double) * n);
+  }
   std::string out_;
 };
 
@@ -211,18 +214,22 @@ class ByteReader {
   void get(Eigen::MatrixXd& m) {
     const int64_t rows = get_size(1 << 20), cols = get_size(1 << 20);
     m.resize(rows, cols);
-    std::memcpy(m.data(), take(sizeof(double) * static_cast<std::size_t>(rows * cols)),
-                sizeof(double) * static_cast<std::size_t>(rows * cols));
+    doubles_into(m.data(), static_cast<std::size_t>(rows * cols));
   }
   void get(Eigen::VectorXd& v) {
     v.resize(get_size(1 << 20));
-    std::memcpy(v.data(), take(sizeof(double) * static_cast<std::size_t>(v.size())),
-                sizeof(double) * static_cast<std::size_t>(v.size()));
+    doubles_into(v.data(), static_cast<std::size_t>(v.size()));
   }
   bool at_end() const { return pos_ == bytes_.size(); }
   std::size_t left() const { return bytes_.size() - pos_; }
 
  private:
+  // An empty Eigen object's data() is null, and memcpy from or to null is undefined even
+  // for zero bytes (UBSan reports it): copy only when there is something to copy.
+  void doubles_into(double* out, std::size_t n) {
+    const char* src = take(sizeof(double) * n);
+    if (n > 0) std::memcpy(out, src, sizeof(double) * n);
+  }
   const char* take(std::size_t n) {
     if (n > bytes_.size() - pos_) throw std::runtime_error("serialized trajectory: truncated");
     const char* p = bytes_.data() + pos_;
