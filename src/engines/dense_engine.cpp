@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dense_sgd_step.hpp"
 #include "headspec/checkpoint.hpp"
 #include "headspec/random.hpp"
 
@@ -133,30 +134,14 @@ void DenseEngine::sample_update(uint64_t n, int b, double scale, double* target)
   }
 }
 
-// k_h ← k_h − (η/B) Σ_b r J_hℓ x_ℓ/√D (MODEL.md §4); c_h ← c_h − (η_c/(B D)) Σ_b r o_h (§3).
 void DenseEngine::step(uint64_t n) {
-  const int B = model_.batch;
-  const double scale = model_.lr / (B * std::sqrt(static_cast<double>(D_)));
-  c_grad_.setZero();
-  if (B == 1) {
-    sample_update(n, 0, scale, keys_.data());
-  } else {
-    std::fill(batch_grad_.begin(), batch_grad_.end(), 0.0);
-    for (int b = 0; b < B; ++b) sample_update(n, b, -1.0, batch_grad_.data());  // accumulates +Σ_ℓ G_hℓ x_ℓ
-    for (std::size_t i = 0; i < keys_.size(); ++i) keys_[i] -= scale * batch_grad_[i];
-  }
-  if (model_.readout == Readout::Learned) c_ -= (model_.readout_lr / (B * static_cast<double>(D_))) * c_grad_;
+  dense_sgd_step(model_, D_, keys_, batch_grad_, c_, c_grad_,
+                 [&](int b, double scale, double* target) { sample_update(n, b, scale, target); });
 }
 
-void DenseEngine::save_state(StateWriter& out) const {
-  out.put_doubles(keys_);
-  out.put_doubles(c_.data(), static_cast<std::size_t>(c_.size()));
-}
+void DenseEngine::save_state(StateWriter& out) const { save_keys_and_readout(out, keys_, c_); }
 
-void DenseEngine::load_state(StateReader& in) {
-  in.doubles_into(keys_.data(), keys_.size());
-  in.doubles_into(c_.data(), static_cast<std::size_t>(c_.size()));
-}
+void DenseEngine::load_state(StateReader& in) { load_keys_and_readout(in, keys_, c_); }
 
 OrderParameters DenseEngine::order_parameters() const {
   OrderParameters op;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dense_sgd_step.hpp"
 #include "headspec/checkpoint.hpp"
 #include "headspec/random.hpp"
 
@@ -116,34 +117,16 @@ void MnistEngine::add_tokens_times(double scale, const RowMatrix& coef, double* 
   }
 }
 
-// k_h ← k_h − (η/B) Σ_b r J_hℓ x_ℓ/√D (MODEL.md §4); c_h ← c_h − (η_c/(B D)) Σ_b r o_h (§3).
 void MnistEngine::step(uint64_t n) {
-  const int B = model_.batch;
-  const double scale = model_.lr / (B * std::sqrt(static_cast<double>(D)));
-  c_grad_.setZero();
-  if (B == 1) {
-    sample_gradient(n, 0, G_);
-    add_tokens_times(scale, G_, keys_.data());
-  } else {
-    std::fill(batch_grad_.begin(), batch_grad_.end(), 0.0);
-    for (int b = 0; b < B; ++b) {
-      sample_gradient(n, b, G_);
-      add_tokens_times(-1.0, G_, batch_grad_.data());  // accumulates +Σ_ℓ G_hℓ x_ℓ
-    }
-    for (std::size_t i = 0; i < keys_.size(); ++i) keys_[i] -= scale * batch_grad_[i];
-  }
-  if (model_.readout == Readout::Learned) c_ -= (model_.readout_lr / (B * static_cast<double>(D))) * c_grad_;
+  dense_sgd_step(model_, D, keys_, batch_grad_, c_, c_grad_, [&](int b, double scale, double* target) {
+    sample_gradient(n, b, G_);
+    add_tokens_times(scale, G_, target);
+  });
 }
 
-void MnistEngine::save_state(StateWriter& out) const {
-  out.put_doubles(keys_);
-  out.put_doubles(c_.data(), static_cast<std::size_t>(c_.size()));
-}
+void MnistEngine::save_state(StateWriter& out) const { save_keys_and_readout(out, keys_, c_); }
 
-void MnistEngine::load_state(StateReader& in) {
-  in.doubles_into(keys_.data(), keys_.size());
-  in.doubles_into(c_.data(), static_cast<std::size_t>(c_.size()));
-}
+void MnistEngine::load_state(StateReader& in) { load_keys_and_readout(in, keys_, c_); }
 
 OrderParameters MnistEngine::order_parameters() const {
   using Keys = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
