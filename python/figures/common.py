@@ -127,6 +127,16 @@ class Figure:
         os.replace(tmp, self.path(".json"))
 
 
+def with_size_overrides(sizes):
+    """sizes with N ("mc") and the number of runs ("runs") replaced by HEADSPEC_FIGURE_MC and
+    HEADSPEC_FIGURE_RUNS when set (the N-doubling checks of docs/results.md: run k keeps its
+    initialisation, so a smaller number of runs is the first runs of the full size)."""
+    for key, var in (("mc", "HEADSPEC_FIGURE_MC"), ("runs", "HEADSPEC_FIGURE_RUNS")):
+        if os.environ.get(var):
+            sizes[key] = int(os.environ[var])
+    return sizes
+
+
 def simulation_engine():
     """The SGD engine of the figures that set theory against simulation (Fig. 1, 9, 10): `gram`
     (exact in distribution, MODEL.md §9), or `dense` with HEADSPEC_FIGURE_ENGINE=dense."""

@@ -5,12 +5,11 @@ reusing one set of N samples at every evaluation (`theory`), once drawing fresh 
 every step (`theory --mc-resample`). The histogram is of the difference of the first head's
 alignments at t_end, ΔM_1f = M_1f(fresh) − M_1f(fixed), per direction f.
 flip ν = (2, 2), H = 2, F = 2, L = 8, softmax, learned readout, η = 1."""
-import os
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from common import select_run
+from common import select_run, with_size_overrides
 
 MODEL = ["--prior", "flip", "--nu", "2,2", "--L", 8, "--H", 2, "--activation", "softmax", "--lr", 1]
 
@@ -22,14 +21,7 @@ def base_sizes(quick):
 
 
 def sizes(quick):
-    """The sizes, with N and the number of initialisations overridden by HEADSPEC_FIGURE_MC and
-    HEADSPEC_FIGURE_RUNS when set (the N-doubling check of docs/results.md: run k keeps its
-    initialisation, so a smaller number of runs is the first runs of the full size)."""
-    s = base_sizes(quick)
-    for key, var in (("mc", "HEADSPEC_FIGURE_MC"), ("runs", "HEADSPEC_FIGURE_RUNS")):
-        if os.environ.get(var):
-            s[key] = int(os.environ[var])
-    return s
+    return with_size_overrides(base_sizes(quick))
 
 
 def finals(table, runs, column):

@@ -4,12 +4,11 @@ softmax, H = 2, flip prior F = 2 (direction 1 constant, direction 2 flipping sig
 heads Q_12/√(Q_11 Q_22) at t = T (mean over runs); right: the specialisation time τ_2 of the
 flipping direction (MODEL.md §10, δ = 0.2: first record where the heads' M_h2 spread by
 more than δ), blank where it did not happen by T."""
-import os
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from common import select_run
+from common import select_run, with_size_overrides
 
 DELTA = 0.2
 
@@ -22,14 +21,7 @@ def base_sizes(quick):
 
 
 def sizes(quick):
-    """The sizes, with N and the number of runs per point overridden by HEADSPEC_FIGURE_MC and
-    HEADSPEC_FIGURE_RUNS when set (the N-doubling check of docs/results.md: run k keeps its
-    initialisation, so a smaller number of runs is the first runs of the full size)."""
-    s = base_sizes(quick)
-    for key, var in (("mc", "HEADSPEC_FIGURE_MC"), ("runs", "HEADSPEC_FIGURE_RUNS")):
-        if os.environ.get(var):
-            s[key] = int(os.environ[var])
-    return s
+    return with_size_overrides(base_sizes(quick))
 
 
 def tau_2(run):
