@@ -1,5 +1,5 @@
 #pragma once
-// Integrating the theory's ODE (MODEL.md §6) in odeint's three roles: the system is
+// Integrating the theory's ODE (docs/model.md §6) in odeint's three roles: the system is
 // TheoryEngine::evaluate (it knows nothing of integration), the steppers below know
 // nothing of attention, and the observer records Records in the columns of `simulate`.
 // Time is always t0 + k·dt (or t0 + k·record_every), never accumulated.
@@ -86,7 +86,7 @@ bool read_finished_theory(const std::string& slot, TheoryResult& r);
 
 /// Run `run` of `headspec theory`: seed = base_seed + run drives both the initial state,
 /// that of the finite-D engine made by `initial_engine(seed)` (R set to 0 when the value
-/// channel is integrated, MODEL.md §7), and the Monte Carlo samples (mc.seed is ignored).
+/// channel is integrated, docs/model.md §7), and the Monte Carlo samples (mc.seed is ignored).
 TheoryResult run_theory(const ModelSpec& model, const EngineFactory& initial_engine, TheoryOptions mc,
                         const IntegrationSpec& spec, uint32_t base_seed, int run, const ProgressFn& progress = {},
                         RunSlots* slots = nullptr, const Checkpointing* checkpointing = nullptr);

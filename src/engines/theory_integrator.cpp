@@ -2,14 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <boost/numeric/odeint.hpp>
-#include <boost/numeric/odeint/util/detail/less_with_sign.hpp>
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <vector>
 
 #include "headspec/checkpoint.hpp"
 #include "headspec/errors.hpp"
+#include "headspec/theory_ode.hpp"
+#include "theory_observers.hpp"
 
 namespace headspec {
 
@@ -80,22 +82,8 @@ void IntegrationSpec::validate(MonteCarloMode mode) const {
   }
 }
 
-namespace {
-
-bool finite(const std::vector<double>& v) {
-  for (double x : v)
-    if (!std::isfinite(x)) return false;
-  return true;
-}
-
-// Thrown inside odeint to stop integrate_times.
-struct Stop {};
-
-// A run's slot in a checkpoint (docs/checkpoints.md): in progress (the state x at the top of
-// step k, k, the records, the evaluations so far) or finished.
-enum class SlotKind : uint64_t { InProgress = 1, Finished = 2 };
-
-}  // namespace
+using theory_observers::SlotKind;
+using theory_observers::StopIntegration;
 
 bool error_settled(const std::vector<Record>& records, const IntegrationSpec& spec) {
   const auto m = static_cast<std::size_t>(spec.records_per_quarter_window());
@@ -156,238 +144,246 @@ bool read_finished_theory(const std::string& slot, TheoryResult& r) {
   return true;
 }
 
-TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters& initial, const IntegrationSpec& spec,
-                              int run, const ProgressFn& progress, RunSlots* slots, const Checkpointing* checkpointing) {
-  const StateLayout& layout = engine.layout();
-  const std::size_t dim = layout.size();
+namespace {
+
+namespace odeint = boost::numeric::odeint;
+using theory_observers::all_finite;
+using theory_observers::expect_in_progress;
+using theory_observers::Recorder;
+using theory_observers::SlotSaver;
+using theory_observers::StopRules;
+
+// What the observers of one run share: the system (whose evaluations they read), the
+// recorder, the stop rules and the checkpoint slot.
+struct TheoryRun {
+  TheoryRun(const TheoryEngine& e, const IntegrationSpec& s, int run, const ProgressFn& progress, RunSlots* slots,
+            const Checkpointing* checkpointing)
+      : engine(e),
+        spec(s),
+        system(e),
+        record(e, run, progress, result.trajectory),
+        rules(s, result),
+        saver(slots, checkpointing, run) {}
+  bool resuming() const { return saver.active() && !saver.resumed_slot().empty(); }
+
+  const TheoryEngine& engine;
+  const IntegrationSpec& spec;
   TheoryResult result;
-  Trajectory& out = result.trajectory;
-  std::vector<double> x(dim);
-  layout.pack(initial, x.data());
-  const double t0 = 0;
+  TheorySystem system;
+  Recorder record;
+  StopRules rules;
+  SlotSaver saver;
+};
 
-  auto record = [&](double t, const std::vector<double>& state, double error) {
-    Record rec;
-    rec.run = run;
-    rec.t = t;
-    rec.loss = error;
-    rec.op = layout.unpack(state.data(), engine.fixed_readout());
-    out.records.push_back(std::move(rec));
-    if (progress) progress(run, t);
-  };
-  auto diverge = [&](double t) {
-    out.diverged = true;
-    out.diverged_at = t;
-  };
-  // The stop rules are tested before the last scheduled record only (stopped_by_rule).
-  const double last_record = spec.last_record_time();
-  auto converge = [&](StopRule rule, double t) {
-    result.converged = true;
-    result.converged_at = t;
-    result.converged_by = rule;
-  };
+// The fixed-step methods' observer at the top of step k (x = x_k, t_k = k·dt, computed,
+// never accumulated): checkpoint, then the evaluation at x_k — ε, the stop tests, and the
+// step's first stage — then the record.
+class FixedStepObserver {
+ public:
+  FixedStepObserver(TheoryRun& run, int64_t first_step)
+      : run_(run), k_(first_step), clock_(run.saver.every(), 1.0 / run.spec.dt, first_step) {}
 
-  if (spec.method == Integrator::Dopri5) {
-    namespace odeint = boost::numeric::odeint;
-    using State = std::vector<double>;
-    TheoryEvaluation ev;
-    auto system = [&](const State& s, State& dsdt, double t) {
-      if (!finite(s)) {
-        diverge(t);
-        throw Stop{};
-      }
-      engine.evaluate(s.data(), 0, ev);
-      ++result.evaluations;
-      dsdt = ev.rate;
-    };
-    const int64_t n_records = static_cast<int64_t>(std::floor(spec.T / spec.record_every + 1e-9));
-    std::vector<double> times(static_cast<std::size_t>(n_records + 1));
-    for (int64_t k = 0; k <= n_records; ++k) times[k] = t0 + static_cast<double>(k) * spec.record_every;
-    TheoryEvaluation at_record;
-    auto observer = [&](const State& s, double t) {
-      if (!finite(s)) {
-        diverge(t);
-        throw Stop{};
-      }
-      engine.evaluate(s.data(), 0, at_record);
-      ++result.evaluations;
-      record(t, s, at_record.error);
-      if (t < last_record) {
-        if (spec.until_converged > 0 && at_record.max_abs_rate() < spec.until_converged) {
-          converge(StopRule::Derivatives, t);
-          throw Stop{};
-        }
-        if (error_settled(out.records, spec)) {
-          converge(StopRule::ErrorSettled, t);
-          throw Stop{};
-        }
-      }
-    };
-    // odeint's integrate_times for a dense-output stepper, written out so that a run can be
-    // checkpointed where every observation up to the stepper's time has been made: the
-    // stepper's whole state is then (x, t, dt) (the step-size control keeps no history, and
-    // the derivative at x, FSAL, is f(x) recomputed bit for bit); a resumed run's first step
-    // re-evaluates it, which is not counted, so the evaluation counts agree too.
-    auto stepper = odeint::make_dense_output(spec.tolerance, spec.tolerance, odeint::runge_kutta_dopri5<State>());
-    std::size_t next = 0;  // the next observation time
-    bool fresh_derivative = false;
-    if (checkpointing != nullptr && !slots->slot(run).empty()) {
-      StateReader in(slots->slot(run));
-      if (in.u64() != static_cast<uint64_t>(SlotKind::InProgress)) throw UsageError("--resume: the checkpoint holds an invalid run");
-      in.doubles_into(x.data(), dim);
-      const double t = in.f64(), dt = in.f64();
-      next = static_cast<std::size_t>(in.u64());
-      out.records = in.records();
-      result.evaluations = in.i64();
-      in.expect_end();
-      if (next == 0 || next >= times.size()) throw UsageError("--resume: the checkpoint holds an invalid run");
-      stepper.initialize(x, t, dt);
-      fresh_derivative = true;
-    }
-    auto in_progress = [&] {
-      StateWriter w;
-      w.put_u64(static_cast<uint64_t>(SlotKind::InProgress));
-      w.put_doubles(stepper.current_state());
-      w.put_f64(stepper.current_time());
-      w.put_f64(stepper.current_time_step());
-      w.put_u64(next);
-      w.put_records(out.records);
-      w.put_i64(result.evaluations);
-      return w.take();
-    };
-    const double every = checkpointing ? checkpointing->every : 0;
-    double next_save = every > 0 ? every * (std::floor(stepper.current_time() / every) + 1) : 0;
-    bool saving = false;  // an error while saving is not a divergence
-    using odeint::detail::less_eq_with_sign;
-    try {
-      if (next == 0) {
-        stepper.initialize(x, times[0], spec.dt);
-        observer(x, times[next++]);
-      }
-      const double last = times.back();
-      while (next < times.size()) {
-        while (next < times.size() &&
-               less_eq_with_sign(times[next], stepper.current_time(), stepper.current_time_step())) {
-          stepper.calc_state(times[next], x);
-          observer(x, times[next]);
-          ++next;
-        }
-        if (next == times.size()) break;
-        if (checkpointing != nullptr) {
-          saving = true;
-          if (checkpointing->interrupted()) {
-            slots->update(run, in_progress(), false);
-            out.interrupted = true;
-            break;
-          }
-          if (every > 0 && stepper.current_time() >= next_save) {
-            slots->update(run, in_progress(), true);
-            next_save = every * (std::floor(stepper.current_time() / every) + 1);
-          }
-          saving = false;
-        }
-        if (less_eq_with_sign(stepper.current_time() + stepper.current_time_step(), last,
-                              stepper.current_time_step())) {
-          stepper.do_step(system);
-          if (fresh_derivative) --result.evaluations;
-        } else {  // the last step, ending exactly on the last observation time
-          stepper.initialize(stepper.current_state(), stepper.current_time(), last - stepper.current_time());
-          stepper.do_step(system);
-        }
-        fresh_derivative = false;
-      }
-    } catch (const Stop&) {
-    } catch (const std::exception&) {  // step-size underflow: the state has blown up
-      if (saving) throw;
-      diverge(out.records.empty() ? t0 : out.records.back().t);
-    }
-    return result;
+  void operator()(const OdeState& x, double /*odeint's t*/) {
+    const int64_t k = k_++;
+    const double t = static_cast<double>(k) * run_.spec.dt;
+    run_.saver.at_step_boundary(run_.saver.active() && clock_.due(k), [&] { return slot(x, k); },
+                                run_.result.trajectory);
+    if (!all_finite(x)) run_.rules.diverge(t);
+    run_.system.set_draw(static_cast<uint64_t>(k));  // --mc-resample: step k's samples
+    const TheoryEvaluation& ev = run_.system.evaluate_at_step_start(x);
+    if (!all_finite(ev.rate) || !std::isfinite(ev.error)) run_.rules.diverge(t);
+    const bool at_record = k % run_.spec.steps_per_record() == 0;
+    const bool derivatives = run_.rules.derivatives_settled(t, ev);
+    if (at_record || derivatives) run_.record(x, t, ev.error);
+    if (derivatives) run_.rules.stop(StopRule::Derivatives, t);
+    if (at_record && run_.rules.error_settled(t)) run_.rules.stop(StopRule::ErrorSettled, t);
   }
 
-  // Fixed-step methods: the evaluation at x_k is the first stage of the step and gives ε
-  // and the convergence test at t_k.
-  const double dt = spec.dt;
-  const int64_t per_record = spec.steps_per_record();
-  const int64_t n_steps = static_cast<int64_t>(std::floor(spec.T / dt + 1e-9));
-  TheoryEvaluation k1, k2, k3, k4;
-  std::vector<double> tmp(dim);
-  int64_t k0 = 0;
-  if (checkpointing != nullptr && !slots->slot(run).empty()) {
-    StateReader in(slots->slot(run));
-    if (in.u64() != static_cast<uint64_t>(SlotKind::InProgress)) throw UsageError("--resume: the checkpoint holds an invalid run");
-    in.doubles_into(x.data(), dim);
-    k0 = in.i64();
-    out.records = in.records();
-    result.evaluations = in.i64();
-    in.expect_end();
-  }
-  auto in_progress = [&](int64_t k) {
+  // An in-progress slot: x at the top of step k, k, the records, the evaluations so far.
+  std::string slot(const OdeState& x, int64_t k) const {
     StateWriter w;
     w.put_u64(static_cast<uint64_t>(SlotKind::InProgress));
     w.put_doubles(x);
     w.put_i64(k);
-    w.put_records(out.records);
-    w.put_i64(result.evaluations);
+    w.put_records(run_.result.trajectory.records);
+    w.put_i64(run_.system.evaluations());
     return w.take();
-  };
-  CheckpointClock clock(checkpointing ? checkpointing->every : 0, 1.0 / dt, k0);
-  for (int64_t k = k0;; ++k) {
-    const double t = t0 + static_cast<double>(k) * dt;
-    if (checkpointing != nullptr) {
-      if (checkpointing->interrupted()) {
-        slots->update(run, in_progress(k), false);
-        out.interrupted = true;
-        break;
+  }
+
+ private:
+  TheoryRun& run_;
+  int64_t k_;
+  CheckpointClock clock_;
+};
+
+// Restores x and the records of a fixed-step run's slot; returns its step k.
+int64_t resume_fixed_step(TheoryRun& run, OdeState& x, int64_t n_steps) {
+  StateReader in(run.saver.resumed_slot());
+  expect_in_progress(in);
+  in.doubles_into(x.data(), x.size());
+  const int64_t k = in.i64();
+  run.result.trajectory.records = in.records();
+  run.system.set_evaluations(in.i64());
+  in.expect_end();
+  if (k < 0 || k > n_steps) throw UsageError("--resume: the checkpoint holds an invalid run");
+  return k;
+}
+
+// Euler, Heun or RK4 (odeint's steppers) in odeint's integrate_n_steps: the observer sees
+// x_k before step k and after the last.
+template <class Stepper>
+void integrate_fixed_step(Stepper stepper, TheoryRun& run, OdeState& x) {
+  const double dt = run.spec.dt;
+  const int64_t n_steps = static_cast<int64_t>(std::floor(run.spec.T / dt + 1e-9));
+  const int64_t k0 = run.resuming() ? resume_fixed_step(run, x, n_steps) : 0;
+  FixedStepObserver observer(run, k0);
+  try {
+    odeint::integrate_n_steps(stepper, std::ref(run.system), x, static_cast<double>(k0) * dt, dt,
+                              static_cast<std::size_t>(n_steps - k0), std::ref(observer));
+  } catch (const StopIntegration&) {
+  }
+}
+
+// dopri5's observer at an observation time: the record and the stop tests.
+void observe_dopri5(TheoryRun& run, const OdeState& x, double t) {
+  if (!all_finite(x)) run.rules.diverge(t);
+  const TheoryEvaluation& ev = run.system.evaluate(x);
+  run.record(x, t, ev.error);
+  if (run.rules.derivatives_settled(t, ev)) run.rules.stop(StopRule::Derivatives, t);
+  if (run.rules.error_settled(t)) run.rules.stop(StopRule::ErrorSettled, t);
+}
+
+// Whether observation time t_obs has been reached by a stepper at t (odeint's rule for a
+// positive step: within one epsilon).
+bool reached(double t_obs, double t) { return t_obs - t <= std::numeric_limits<double>::epsilon(); }
+
+// dopri5 with dense output, observed at k·record_every. This is odeint's integrate_times
+// loop written out for one reason: a checkpoint is taken at a step boundary where every
+// observation up to the stepper's time has been made, so that the stepper's whole state is
+// (x, t, dt) (its step-size control keeps no history, and the derivative at x, FSAL, is
+// f(x) recomputed bit for bit) and a resumed run continues bit for bit. A resumed run's
+// first step re-evaluates f(x), which is not counted, so the evaluation counts agree too.
+class Dopri5Integration {
+ public:
+  Dopri5Integration(TheoryRun& run, OdeState& x)
+      : run_(run),
+        x_(x),
+        stepper_(odeint::make_dense_output(run.spec.tolerance, run.spec.tolerance, ode::Dopri5())) {
+    const int64_t n = static_cast<int64_t>(std::floor(run.spec.T / run.spec.record_every + 1e-9));
+    for (int64_t k = 0; k <= n; ++k) times_.push_back(static_cast<double>(k) * run.spec.record_every);
+  }
+
+  void run() {
+    if (run_.resuming()) resume();
+    try {
+      if (next_ == 0) {
+        stepper_.initialize(x_, times_[0], run_.spec.dt);
+        observe_dopri5(run_, x_, times_[next_++]);
       }
-      if (clock.due(k)) slots->update(run, in_progress(k), true);
-    }
-    if (!finite(x)) {
-      diverge(t);
-      break;
-    }
-    const uint64_t draw = static_cast<uint64_t>(k);
-    engine.evaluate(x.data(), draw, k1);
-    ++result.evaluations;
-    if (!finite(k1.rate) || !std::isfinite(k1.error)) {
-      diverge(t);
-      break;
-    }
-    const bool testing = t < last_record;
-    const bool at_record = k % per_record == 0;
-    StopRule rule = StopRule::None;
-    if (testing && spec.until_converged > 0 && k1.max_abs_rate() < spec.until_converged) rule = StopRule::Derivatives;
-    if (at_record || rule != StopRule::None) record(t, x, k1.error);
-    if (testing && at_record && rule == StopRule::None && error_settled(out.records, spec)) rule = StopRule::ErrorSettled;
-    if (rule != StopRule::None) {
-      converge(rule, t);
-      break;
-    }
-    if (k == n_steps) break;
-    auto stage = [&](const TheoryEvaluation& from, double h, TheoryEvaluation& to) {
-      for (std::size_t i = 0; i < dim; ++i) tmp[i] = x[i] + h * from.rate[i];
-      engine.evaluate(tmp.data(), draw, to);
-      ++result.evaluations;
-    };
-    switch (spec.method) {
-      case Integrator::Euler:
-        for (std::size_t i = 0; i < dim; ++i) x[i] += dt * k1.rate[i];
-        break;
-      case Integrator::Heun:
-        stage(k1, dt, k2);
-        for (std::size_t i = 0; i < dim; ++i) x[i] += 0.5 * dt * (k1.rate[i] + k2.rate[i]);
-        break;
-      case Integrator::RK4:
-        stage(k1, 0.5 * dt, k2);
-        stage(k2, 0.5 * dt, k3);
-        stage(k3, dt, k4);
-        for (std::size_t i = 0; i < dim; ++i)
-          x[i] += dt / 6.0 * (k1.rate[i] + 2.0 * k2.rate[i] + 2.0 * k3.rate[i] + k4.rate[i]);
-        break;
-      case Integrator::Dopri5:
-        break;
+      while (observe_reached()) {
+        checkpoint();
+        if (!step()) return;
+      }
+    } catch (const StopIntegration&) {
     }
   }
-  return result;
+
+ private:
+  // Observes every time the stepper has passed; false once the last was observed.
+  bool observe_reached() {
+    while (next_ < times_.size() && reached(times_[next_], stepper_.current_time())) {
+      stepper_.calc_state(times_[next_], x_);
+      observe_dopri5(run_, x_, times_[next_]);
+      ++next_;
+    }
+    return next_ < times_.size();
+  }
+
+  void checkpoint() {
+    const double every = run_.saver.every(), t = stepper_.current_time();
+    const bool due = every > 0 && t >= next_save_;
+    run_.saver.at_step_boundary(due, [&] { return slot(); }, run_.result.trajectory);
+    if (due) next_save_ = every * (std::floor(t / every) + 1);
+  }
+
+  // One step, the last one ending exactly on the last observation time; false if the step
+  // size underflowed (the state has blown up: diverged at the last record).
+  bool step() {
+    auto system = [this](const OdeState& s, OdeState& dsdt, double t) {
+      if (!all_finite(s)) run_.rules.diverge(t);
+      run_.system(s, dsdt, t);
+    };
+    const double last = times_.back(), t = stepper_.current_time(), dt = stepper_.current_time_step();
+    const bool last_step = !reached(t + dt, last);
+    try {
+      if (last_step) stepper_.initialize(stepper_.current_state(), t, last - t);  // f(x) anew in any run
+      stepper_.do_step(system);
+    } catch (const StopIntegration&) {
+      throw;
+    } catch (const std::exception&) {
+      const auto& records = run_.result.trajectory.records;
+      run_.rules.diverge(records.empty() ? 0.0 : records.back().t);
+    }
+    if (fresh_derivative_ && !last_step) run_.system.set_evaluations(run_.system.evaluations() - 1);
+    fresh_derivative_ = false;
+    return true;
+  }
+
+  // An in-progress slot: the stepper's (x, t, dt), the next observation, the records, the
+  // evaluations so far.
+  std::string slot() const {
+    StateWriter w;
+    w.put_u64(static_cast<uint64_t>(SlotKind::InProgress));
+    w.put_doubles(stepper_.current_state());
+    w.put_f64(stepper_.current_time());
+    w.put_f64(stepper_.current_time_step());
+    w.put_u64(next_);
+    w.put_records(run_.result.trajectory.records);
+    w.put_i64(run_.system.evaluations());
+    return w.take();
+  }
+
+  void resume() {
+    StateReader in(run_.saver.resumed_slot());
+    expect_in_progress(in);
+    in.doubles_into(x_.data(), x_.size());
+    const double t = in.f64(), dt = in.f64();
+    next_ = static_cast<std::size_t>(in.u64());
+    run_.result.trajectory.records = in.records();
+    run_.system.set_evaluations(in.i64());
+    in.expect_end();
+    if (next_ == 0 || next_ >= times_.size()) throw UsageError("--resume: the checkpoint holds an invalid run");
+    stepper_.initialize(x_, t, dt);
+    fresh_derivative_ = true;
+    const double every = run_.saver.every();
+    next_save_ = every > 0 ? every * (std::floor(t / every) + 1) : 0;
+  }
+
+  TheoryRun& run_;
+  OdeState& x_;
+  odeint::result_of::make_dense_output<ode::Dopri5>::type stepper_;
+  std::vector<double> times_;
+  std::size_t next_ = 0;  // the next observation time
+  bool fresh_derivative_ = false;
+  double next_save_ = 0;
+};
+
+}  // namespace
+
+TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters& initial, const IntegrationSpec& spec,
+                              int run_index, const ProgressFn& progress, RunSlots* slots,
+                              const Checkpointing* checkpointing) {
+  TheoryRun run(engine, spec, run_index, progress, slots, checkpointing);
+  OdeState x(engine.layout().size());
+  engine.layout().pack(initial, x.data());
+  switch (spec.method) {
+    case Integrator::Euler: integrate_fixed_step(ode::Euler(), run, x); break;
+    case Integrator::Heun: integrate_fixed_step(ode::make_heun(), run, x); break;
+    case Integrator::RK4: integrate_fixed_step(ode::RungeKutta4(), run, x); break;
+    case Integrator::Dopri5: Dopri5Integration(run, x).run(); break;
+  }
+  run.result.evaluations = run.system.evaluations();
+  return std::move(run.result);
 }
 
 TheoryResult run_theory(const ModelSpec& model, const EngineFactory& initial_engine, TheoryOptions mc,
@@ -395,7 +391,7 @@ TheoryResult run_theory(const ModelSpec& model, const EngineFactory& initial_eng
                         RunSlots* slots, const Checkpointing* checkpointing) {
   const uint32_t seed = base_seed + static_cast<uint32_t>(run);
   OrderParameters initial = initial_engine(seed)->order_parameters();
-  if (mc.channel == ValueChannel::Integrated) initial.R.setZero();  // R ≡ 0 from then on (MODEL.md §7)
+  if (mc.channel == ValueChannel::Integrated) initial.R.setZero();  // R ≡ 0 from then on (docs/model.md §7)
   mc.seed = seed;
   const TheoryEngine engine(model, mc);
   return integrate_theory(engine, initial, spec, run, progress, slots, checkpointing);

@@ -9,6 +9,7 @@
 #include "headspec/errors.hpp"
 #include "headspec/specialisation.hpp"
 #include "headspec/study_checks.hpp"
+#include "headspec/theory_ode.hpp"
 
 namespace headspec {
 namespace {
@@ -16,11 +17,11 @@ namespace {
 TheoryOptions integrated_options(const TheoryOptions& options) {
   TheoryOptions o = options;
   o.mode = MonteCarloMode::Fixed;          // a smooth right-hand side, needed for the Jacobian
-  o.channel = ValueChannel::Integrated;    // MODEL.md §7: exact, R ≡ 0
+  o.channel = ValueChannel::Integrated;    // docs/model.md §7: exact, R ≡ 0
   return o;
 }
 
-// Sign flips θ_f → −θ_f that leave the prior invariant (MODEL.md §2): the flipping-sign
+// Sign flips θ_f → −θ_f that leave the prior invariant (docs/model.md §2): the flipping-sign
 // directions of flip, every direction of the centred Gaussian.
 std::vector<int> symmetric_directions_of(const Prior& prior) {
   std::vector<int> out;
@@ -174,17 +175,10 @@ Eigen::MatrixXd symmetrised_jacobian(const SymmetrisedTheory& theory, const std:
 
 namespace {
 
-// One classical RK4 step of dx/dt = G(x).
-void rk4_step(const SymmetrisedTheory& theory, std::vector<double>& x, double dt, std::vector<double>& k1) {
-  const std::size_t n = x.size();
-  std::vector<double> k2(n), k3(n), k4(n), y(n);
-  for (std::size_t i = 0; i < n; ++i) y[i] = x[i] + 0.5 * dt * k1[i];
-  theory.rate(y.data(), k2.data());
-  for (std::size_t i = 0; i < n; ++i) y[i] = x[i] + 0.5 * dt * k2[i];
-  theory.rate(y.data(), k3.data());
-  for (std::size_t i = 0; i < n; ++i) y[i] = x[i] + dt * k3[i];
-  theory.rate(y.data(), k4.data());
-  for (std::size_t i = 0; i < n; ++i) x[i] += dt / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
+// One step of odeint's classical RK4 of dx/dt = G(x), from the rate k1 at x.
+void rk4_step(const SymmetrisedTheory& theory, std::vector<double>& x, double dt, const std::vector<double>& k1) {
+  auto system = [&](const OdeState& y, OdeState& dydt, double /*t*/) { theory.rate(y.data(), dydt.data()); };
+  ode::RungeKutta4().do_step(system, x, k1, 0.0, dt);
 }
 
 bool all_finite(const std::vector<double>& v) {
@@ -236,7 +230,7 @@ LinearisationResult linearise(const ModelSpec& model, const LinearisationSpec& s
   res.group_size = theory.group_size();
   res.direction = spec.direction >= 0 ? spec.direction : theory.symmetric_directions().front();
 
-  // The D → ∞ limit of the initial state (MODEL.md §4): M = 0, R = 0, Q = q0 I, c = c(0).
+  // The D → ∞ limit of the initial state (docs/model.md §4): M = 0, R = 0, Q = q0 I, c = c(0).
   OrderParameters op0;
   op0.M = Eigen::MatrixXd::Zero(model.H, model.F());
   op0.R = Eigen::VectorXd::Zero(model.H);

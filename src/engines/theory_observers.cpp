@@ -1,0 +1,87 @@
+#include "theory_observers.hpp"
+
+#include <cmath>
+
+#include "headspec/errors.hpp"
+
+namespace headspec {
+
+void TheorySystem::operator()(const OdeState& x, OdeState& dxdt, double /*t*/) {
+  if (start_pending_) {  // the first stage of a step whose start the observer evaluated
+    start_pending_ = false;
+    dxdt = start_.rate;
+    return;
+  }
+  engine_->evaluate(x.data(), draw_, stage_);
+  ++evaluations_;
+  dxdt = stage_.rate;
+}
+
+const TheoryEvaluation& TheorySystem::evaluate_at_step_start(const OdeState& x) {
+  engine_->evaluate(x.data(), draw_, start_);
+  ++evaluations_;
+  start_pending_ = true;
+  return start_;
+}
+
+const TheoryEvaluation& TheorySystem::evaluate(const OdeState& x) {
+  engine_->evaluate(x.data(), draw_, observed_);
+  ++evaluations_;
+  return observed_;
+}
+
+namespace ode {
+Heun make_heun() {
+  const boost::array<double, 1> a21 = {{1.0}};
+  const boost::array<double, 2> b = {{0.5, 0.5}};
+  const boost::array<double, 2> c = {{0.0, 1.0}};
+  return Heun(boost::fusion::make_vector(a21), b, c);
+}
+}  // namespace ode
+
+namespace theory_observers {
+
+bool all_finite(const std::vector<double>& v) {
+  for (double x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+void Recorder::operator()(const OdeState& x, double t, double error) {
+  Record rec;
+  rec.run = run_;
+  rec.t = t;
+  rec.loss = error;
+  rec.op = engine_.layout().unpack(x.data(), engine_.fixed_readout());
+  out_.records.push_back(std::move(rec));
+  if (progress_) progress_(run_, t);
+}
+
+bool StopRules::derivatives_settled(double t, const TheoryEvaluation& ev) const {
+  return testing(t) && spec_.until_converged > 0 && ev.max_abs_rate() < spec_.until_converged;
+}
+
+bool StopRules::error_settled(double t) const {
+  return testing(t) && headspec::error_settled(result_.trajectory.records, spec_);
+}
+
+void StopRules::stop(StopRule rule, double t) {
+  result_.converged = true;
+  result_.converged_at = t;
+  result_.converged_by = rule;
+  throw StopIntegration{};
+}
+
+void StopRules::diverge(double t) {
+  result_.trajectory.diverged = true;
+  result_.trajectory.diverged_at = t;
+  throw StopIntegration{};
+}
+
+void expect_in_progress(StateReader& in) {
+  if (in.u64() != static_cast<uint64_t>(SlotKind::InProgress))
+    throw UsageError("--resume: the checkpoint holds an invalid run");
+}
+
+}  // namespace theory_observers
+}  // namespace headspec
