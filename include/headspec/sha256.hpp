@@ -1,8 +1,10 @@
 #pragma once
-// SHA-256 (FIPS 180-4), for checking data files and caches against pinned digests.
+// SHA-256, for checking data files, caches and checkpoints against their digests: OpenSSL's
+// libcrypto (EVP interface) behind a small incremental interface.
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace headspec {
@@ -10,16 +12,16 @@ namespace headspec {
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
   void update(const void* data, std::size_t n);
   /// The digest of everything passed to update; the object is spent afterwards.
   std::array<uint8_t, 32> finish();
 
  private:
-  void block(const uint8_t* p);
-  std::array<uint32_t, 8> h_;
-  uint8_t buf_[64];
-  std::size_t used_ = 0;
-  uint64_t bytes_ = 0;
+  struct Context;
+  std::unique_ptr<Context> ctx_;
 };
 
 /// Lower-case hexadecimal SHA-256 of n bytes.
