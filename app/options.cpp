@@ -20,7 +20,7 @@ void add_model_options(CLI::App* app, ModelOptions& o) {
   app->add_option("--nu", o.nu, "signal strengths ν_f, comma-separated; F is their count")->capture_default_str();
   app->add_option("--L", o.L, "sequence length")->capture_default_str();
   app->add_option("--H", o.H, "number of heads")->capture_default_str();
-  app->add_option("--activation", o.activation, "softmax | softmax1 | bsoftmax | linear")->capture_default_str();
+  app->add_option("--activation", o.activation, activation_names(" | "))->capture_default_str();
   app->add_option("--readout", o.readout, "learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)")
       ->capture_default_str();
   app->add_option("--readout-lr", o.readout_lr, "readout learning rate η_c (default: η)");

@@ -2,25 +2,47 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <utility>
+
 #include "headspec/errors.hpp"
 
 namespace headspec {
 
+namespace {
+
+// Every activation's name on the command line, in the order listed (docs/model.md §3).
+constexpr std::array<std::pair<Activation, const char*>, 5> kActivations{{
+    {Activation::Softmax, "softmax"},
+    {Activation::Softmax1, "softmax1"},
+    {Activation::BayesSoftmax, "bsoftmax"},
+    {Activation::Linear, "linear"},
+    {Activation::Sigmoid, "sigmoid"},
+}};
+
+}  // namespace
+
+std::string activation_names(const char* separator) {
+  std::string out;
+  for (const auto& [a, name] : kActivations) out += (out.empty() ? "" : separator) + std::string(name);
+  return out;
+}
+
+std::vector<Activation> all_activations() {
+  std::vector<Activation> out;
+  for (const auto& entry : kActivations) out.push_back(entry.first);
+  return out;
+}
+
 Activation parse_activation(const std::string& name) {
-  if (name == "softmax") return Activation::Softmax;
-  if (name == "softmax1") return Activation::Softmax1;
-  if (name == "bsoftmax") return Activation::BayesSoftmax;
-  if (name == "linear") return Activation::Linear;
-  throw UsageError(fmt::format("--activation: unknown activation '{}' (softmax, softmax1, bsoftmax, linear)", name));
+  for (const auto& [a, known] : kActivations)
+    if (name == known) return a;
+  throw UsageError(fmt::format("--activation: unknown activation '{}' ({})", name, activation_names(", ")));
 }
 
 const char* to_string(Activation a) {
-  switch (a) {
-    case Activation::Softmax: return "softmax";
-    case Activation::Softmax1: return "softmax1";
-    case Activation::BayesSoftmax: return "bsoftmax";
-    case Activation::Linear: return "linear";
-  }
+  for (const auto& [known, name] : kActivations)
+    if (a == known) return name;
   return "?";
 }
 

@@ -1,4 +1,4 @@
-// The Bayes-optimal error (MODEL.md §8): limits, quadrature against Monte Carlo, and a
+// The Bayes-optimal error (docs/model.md §8): limits, quadrature against Monte Carlo, and a
 // mixture with the atoms of flip against flip.
 #include <gtest/gtest.h>
 

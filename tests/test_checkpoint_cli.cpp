@@ -208,7 +208,7 @@ TEST(CheckpointCli, BadFlagsAreRefusedBeforeAnythingRuns) {
 }
 
 // A divergence stops every engine with status 3 and a message naming the time and the
-// learning rate, keeping the rows recorded before it (INTERFACE.md "Errors").
+// learning rate, keeping the rows recorded before it (docs/cli.md "Errors").
 TEST(DivergenceCli, EveryEngineStopsWithStatus3AndKeepsItsRows) {
   const auto dir = fresh_dir("divergence_cli");
   std::vector<std::pair<std::string, std::string>> cases = {

@@ -1,4 +1,4 @@
-// The command-line contract (INTERFACE.md): bad input gives one line on stderr naming the
+// The command-line contract (docs/cli.md): bad input gives one line on stderr naming the
 // flag, status 2, and no output file; same seed gives byte-identical output whatever the
 // thread count; the JSON sidecar holds every parameter.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The dense engine's determinism (MODEL.md §4; dense_engine.hpp): the keys and readout after
+// The dense engine's determinism (docs/model.md §4; dense_engine.hpp): the keys and readout after
 // a run are the same bits whatever the number of OpenMP threads, and the same for the same
 // seed; a different seed gives a different run.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The dense engine's one-step mean change of (M, Q) from a fixed state equals an
-// independent brute-force average of the same SGD formula (MODEL.md §3–5): a naive
+// independent brute-force average of the same SGD formula (docs/model.md §3–5): a naive
 // implementation with std::mt19937_64, plain loops and its own attention code.
 #include <gtest/gtest.h>
 
@@ -68,7 +68,7 @@ OrderParameters order_parameters(const std::vector<double>& k, int H, int F) {
   return op;
 }
 
-// One naive SGD step of MODEL.md §1–4 (flip prior, readout fixed to c).
+// One naive SGD step of docs/model.md §1–4 (flip prior, readout fixed to c).
 void naive_step(std::vector<double>& k, int H, int L, const Eigen::Vector2d& nu, Activation act, double c,
                 double lr, std::mt19937_64& gen) {
   std::normal_distribution<double> n(0.0, 1.0);
@@ -101,6 +101,8 @@ void naive_step(std::vector<double>& k, int H, int L, const Eigen::Vector2d& nu,
     for (int i = 0; i < H * L; ++i) z += std::exp(s[i]);
     for (int i = 0; i < H * L; ++i) A[i] = std::exp(s[i]) / z;
   }
+  if (act == Activation::Sigmoid)
+    for (int i = 0; i < H * L; ++i) A[i] = 1 / (1 + std::exp(-s[i]));
   for (int h = 0; h < H; ++h)
     for (int l = 0; l < L; ++l) total += c * A[h * L + l] * g[l];
   const double r = total - g[lstar];
@@ -109,8 +111,10 @@ void naive_step(std::vector<double>& k, int H, int L, const Eigen::Vector2d& nu,
     for (int l = 0; l < L; ++l) head += A[h * L + l] * g[l];
     for (int l = 0; l < L; ++l) {
       // ∂ŷ/∂s_hℓ, written from the definitions rather than from the kernel.
-      const double J = act == Activation::BayesSoftmax ? A[h * L + l] * (c * g[l] - total)
-                                                       : c * A[h * L + l] * (g[l] - head);
+      const double a = A[h * L + l];
+      const double J = act == Activation::BayesSoftmax ? a * (c * g[l] - total)
+                       : act == Activation::Sigmoid    ? c * a * (1 - a) * g[l]
+                                                       : c * a * (g[l] - head);
       for (int64_t d = 0; d < kD; ++d) k[h * kD + d] -= lr * r * J * x[l * kD + d] / sq;
     }
   }
@@ -153,7 +157,8 @@ TEST_P(DenseOneStep, MeanChangeMatchesBruteForce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Activations, DenseOneStep,
-                         ::testing::Values(Activation::Softmax, Activation::Softmax1, Activation::BayesSoftmax));
+                         ::testing::Values(Activation::Softmax, Activation::Softmax1, Activation::BayesSoftmax,
+                                           Activation::Sigmoid));
 
 }  // namespace
 
@@ -179,7 +184,7 @@ double sample_loss(const ModelSpec& model, const std::vector<double>& keys, cons
 class DenseGradient : public ::testing::TestWithParam<Activation> {};
 
 // One SGD step moves every key coordinate by −η ∂/∂k of ½(ŷ − y)² and the learned readout by
-// −(η_c/D) ∂/∂c (MODEL.md §3–4): checked against central finite differences in all H·D
+// −(η_c/D) ∂/∂c (docs/model.md §3–4): checked against central finite differences in all H·D
 // coordinates, with label noise on.
 TEST_P(DenseGradient, StepIsMinusLearningRateTimesFiniteDifferenceGradient) {
   ModelSpec model;
@@ -217,7 +222,6 @@ TEST_P(DenseGradient, StepIsMinusLearningRateTimesFiniteDifferenceGradient) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Activations, DenseGradient,
-                         ::testing::Values(Activation::Softmax, Activation::Softmax1, Activation::BayesSoftmax,
-                                           Activation::Linear));
+                         ::testing::ValuesIn(all_activations()));
 
 }  // namespace

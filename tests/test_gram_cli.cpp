@@ -1,4 +1,4 @@
-// `headspec simulate --engine gram` (INTERFACE.md): any D from the frame size F + 1 + H up
+// `headspec simulate --engine gram` (docs/cli.md): any D from the frame size F + 1 + H up
 // to 2^52, the same CSV as the dense engine, reproducible whatever the thread count.
 #include <gtest/gtest.h>
 

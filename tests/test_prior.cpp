@@ -1,4 +1,4 @@
-// Priors (MODEL.md §2) and their position likelihoods w(λ) (MODEL.md §8).
+// Priors (docs/model.md §2) and their position likelihoods w(λ) (docs/model.md §8).
 #include <gtest/gtest.h>
 
 #include <cmath>

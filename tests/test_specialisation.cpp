@@ -1,4 +1,4 @@
-// The specialisation detector (MODEL.md §10) on hand-made trajectories.
+// The specialisation detector (docs/model.md §10) on hand-made trajectories.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,5 +1,5 @@
-// `headspec sweep` (INTERFACE.md): grid parsing, results independent of the thread count
-// and of the grid's order, summary specialisation times equal to the detector (MODEL.md
+// `headspec sweep` (docs/cli.md): grid parsing, results independent of the thread count
+// and of the grid's order, summary specialisation times equal to the detector (docs/model.md
 // §10) on the tidy rows, and the stop rule of --stop-when-specialised.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The asymptotic theory (MODEL.md §6–7) against independent computations: the dense
+// The asymptotic theory (docs/model.md §6–7) against independent computations: the dense
 // engine's mean one-step change, the general (g sampled) against the integrated-out value
 // channel, whole trajectories against dense SGD at D = 2000, and the integrators' orders.
 #include <gtest/gtest.h>
@@ -99,7 +99,7 @@ MeanAndError dense_one_step(const ModelSpec& m, const OrderParameters& op, int64
 TEST(KernelJacobianGram, EqualsSumOfPhiProducts) {
   std::mt19937_64 gen(3);
   std::normal_distribution<double> n(0.0, 1.0);
-  for (Activation a : {Activation::Softmax, Activation::Softmax1, Activation::BayesSoftmax, Activation::Linear}) {
+  for (Activation a : all_activations()) {
     const int H = 3, L = 6;
     AttentionKernel k(a, H, L);
     RowMatrix S(H, L);
@@ -135,7 +135,7 @@ TEST(TheoryState, PackUnpackRoundTrip) {
   EXPECT_EQ(back.c, op.c);
 }
 
-// MODEL.md §6: the rates are the mean change of one SGD step × D/B. At finite D the law of
+// docs/model.md §6: the rates are the mean change of one SGD step × D/B. At finite D the law of
 // one sample's projections given the keys is exact (§5), so the only difference is
 // O(1/D) in the SGD-noise term; the tolerance is 4 standard errors of the difference.
 struct OneStepCase {
@@ -181,6 +181,8 @@ INSTANTIATE_TEST_SUITE_P(Activations, TheoryOneStep,
                                            OneStepCase{Activation::Softmax1, false, 1, 0.0},
                                            OneStepCase{Activation::BayesSoftmax, false, 1, 0.0},
                                            OneStepCase{Activation::Linear, false, 1, 0.0},
+                                           OneStepCase{Activation::Sigmoid, false, 1, 0.0},
+                                           OneStepCase{Activation::Sigmoid, true, 2, 0.3},
                                            OneStepCase{Activation::Softmax, true, 1, 0.0},
                                            OneStepCase{Activation::Softmax1, false, 4, 0.5},
                                            OneStepCase{Activation::Softmax, false, 1, 0.0, true}),
@@ -190,7 +192,7 @@ INSTANTIATE_TEST_SUITE_P(Activations, TheoryOneStep,
                                   (info.param.noise > 0 ? "_noise" : "") + (info.param.gauss_sum ? "_gauss_sum" : "");
                          });
 
-// MODEL.md §7: integrating g out exactly changes the estimator, not its mean.
+// docs/model.md §7: integrating g out exactly changes the estimator, not its mean.
 TEST(TheoryValueChannel, IntegratedAndSampledPathsAgree) {
   for (Activation a : {Activation::Softmax, Activation::Softmax1, Activation::BayesSoftmax}) {
     ModelSpec m = model_with(a);
@@ -366,10 +368,11 @@ TEST_P(TheoryAgainstDense, TrajectoriesAgreeWithinTheRunsBand) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fig1Setting, TheoryAgainstDense,
-                         ::testing::Values(Activation::Softmax, Activation::Softmax1, Activation::BayesSoftmax),
+                         ::testing::Values(Activation::Softmax, Activation::Softmax1, Activation::BayesSoftmax,
+                                           Activation::Sigmoid),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
-// The CLI (INTERFACE.md `theory`): columns of `simulate`, initial state of `simulate --engine
+// The CLI (docs/cli.md `theory`): columns of `simulate`, initial state of `simulate --engine
 // dense` at --init-D with the same seed, R(0) = 0 unless --keep-R, errors before output.
 namespace {
 std::vector<std::string> split(const std::string& line) {

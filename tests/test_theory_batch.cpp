@@ -1,7 +1,7 @@
 // The theory engine's batched evaluation (AttentionKernelBatch, several samples per SIMD
 // register) against the one-sample-at-a-time computation it replaced: the kernel lane by
 // lane, and the whole right-hand side against a reference that redraws every sample from
-// its stream and runs it through the scalar AttentionKernel (MODEL.md §6–7).
+// its stream and runs it through the scalar AttentionKernel (docs/model.md §6–7).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -54,7 +54,7 @@ TEST(KernelBatch, MatchesScalarKernelLaneByLane) {
   const int H = 3, L = 7;
   std::mt19937_64 gen(11);
   std::normal_distribution<double> nd(0.0, 3.0);
-  for (Activation act : {Activation::Softmax, Activation::Softmax1, Activation::BayesSoftmax, Activation::Linear}) {
+  for (Activation act : all_activations()) {
     Eigen::VectorXd c(H);
     c << 0.7, -0.4, 1.3;
     std::vector<Lanes> S(H * L), g(L), v(L);
@@ -180,7 +180,7 @@ TheoryEvaluation reference_rhs(const ModelSpec& m, const TheoryOptions& o, const
 }
 
 TEST(TheoryBatch, SameRightHandSideAsOneSampleAtATime) {
-  for (Activation act : {Activation::Softmax, Activation::Softmax1, Activation::BayesSoftmax, Activation::Linear})
+  for (Activation act : all_activations())
     for (ValueChannel channel : {ValueChannel::Integrated, ValueChannel::Sampled})
       for (MonteCarloMode mode : {MonteCarloMode::Fixed, MonteCarloMode::Resample}) {
         ModelSpec m;  // flip ν = (2, 2), L = 10, H = 2, learned readout

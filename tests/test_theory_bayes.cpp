@@ -1,8 +1,8 @@
-// The theory's converged Bayes-softmax error against the Bayes-optimal error (MODEL.md §8):
+// The theory's converged Bayes-softmax error against the Bayes-optimal error (docs/model.md §8):
 // ε_Bayes is the minimum of the population error over all predictors, so no state's error
 // can lie below it beyond the two Monte Carlo errors; and for flip ν = (2, 2), L = 10,
 // H = 2, where one head per atom with c_h = 1 and Q⊥ = 0 is exactly the Bayes predictor
-// (MODEL.md §3), the ODE at a small learning rate must get there (seed claim: Bayes-softmax
+// (docs/model.md §3), the ODE at a small learning rate must get there (seed claim: Bayes-softmax
 // reaches the Bayes-optimal error where its heads can represent the prior).
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@ namespace {
 TEST(TheoryBayesSoftmax, ConvergedErrorReachesBayesForFlipAndNeverGoesBelow) {
   ModelSpec m;  // flip ν = (2, 2), L = 10, H = 2, learned readout
   m.activation = Activation::BayesSoftmax;
-  // A small η: the η² term of dQ/dt (MODEL.md §6) keeps Q⊥ = O(η) at the fixed point, and
+  // A small η: the η² term of dQ/dt (docs/model.md §6) keeps Q⊥ = O(η) at the fixed point, and
   // noise in the scores costs error (at η = 1 the gap to ε_Bayes is 0.056; at 0.1, 0.012).
   m.lr = 0.1;
   m.readout_lr = 0.1;

@@ -175,7 +175,7 @@ TEST(TheoryCli, ErrorSettledRuleFiresWhereTheDerivativeRuleDoesNot) {
   const std::size_t last = rows.values.size() - 1;
   EXPECT_TRUE(settled_at(rows, last, 5, tol));
   for (std::size_t i = 0; i < last; ++i) EXPECT_FALSE(settled_at(rows, i, 5, tol)) << "row " << i;
-  // The heads' norms still grow there (the η² term, MODEL.md §6): the error settled, not the state.
+  // The heads' norms still grow there (the η² term, docs/model.md §6): the error settled, not the state.
   const std::size_t q = rows.column("Q_1_1");
   EXPECT_GT(rows.values[last][q] - rows.values[last - 5][q], 0);
 }

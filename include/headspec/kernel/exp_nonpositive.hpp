@@ -1,6 +1,6 @@
 #pragma once
 // e^x for x ≤ 0, W lanes at once (W doubles in SIMD registers), for the log-sum-exp
-// normalisations of the batched attention kernel (MODEL.md §3) and the theory engine's
+// normalisations of the batched attention kernel (docs/model.md §3) and the theory engine's
 // evaluation: within 1 ulp of std::exp for −708 ≤ x ≤ 0; below −708 it returns
 // e^−708 ≈ 3.3·10^-308 instead of a subnormal or 0; a NaN stays NaN.
 #include <Eigen/Core>

@@ -1,0 +1,180 @@
+#pragma once
+// The attention activations σ (docs/model.md §3), one policy each: the attention A = σ(S)
+// and the linear map Φ with ∂ŷ/∂s_hℓ = Σ_ℓ' Φ_hℓ,ℓ' g_ℓ' (docs/model.md §3, §7), written
+// once for an element type T that is one sample's double or W samples in SIMD lanes
+// (lanes.hpp). Arrays are row-major: entry (h, ℓ) of an H×L array is element h·L + ℓ.
+// A policy provides
+//   attention(H, L, S, A, scratch)       A = σ(S); scratch holds H elements;
+//   jacobian(H, L, A, a, c, v, out)      out = Φ v (H×L from L), a_ℓ = Σ_h c_h A_hℓ;
+//   jacobian_gram(h, g, L, A, a, c)      Σ_ℓ Σ_ℓ' Φ_hℓ,ℓ' Φ_gℓ,ℓ';
+//   phi(h, l, lp, L, A, a, c)            one entry Φ_hℓ,ℓ'.
+// Adding an activation: its enum value and name (activation.hpp, src/activation.cpp's
+// table), a policy here, and its case in with_activation_policy below.
+#include <cmath>
+
+#include "headspec/activation.hpp"
+#include "headspec/kernel/lanes.hpp"
+
+namespace headspec::kernel {
+
+/// softmax (extra_logit = false) and softmax-1 (true: an extra logit 0 in each head's
+/// normalisation, so that a head may attend to nothing): row by row, by log-sum-exp.
+/// Φ_hℓ,ℓ' = c_h A_hℓ (δ_ℓℓ' − A_hℓ').
+template <bool extra_logit>
+struct SoftmaxPolicy {
+  template <class T>
+  static void attention(int H, int L, const T* S, T* A, T* scratch) {
+    for (int h = 0; h < H; ++h) {
+      T m = lane_constant<T>(extra_logit ? 0.0 : -INFINITY);
+      for (int l = 0; l < L; ++l) m = lane_max(m, S[h * L + l]);
+      for (int l = 0; l < L; ++l) A[h * L + l] = S[h * L + l] - m;
+      scratch[h] = -m;  // the exponent of the extra logit
+    }
+    exp_nonpositive_inplace(A, H * L);
+    if constexpr (extra_logit) exp_nonpositive_inplace(scratch, H);
+    for (int h = 0; h < H; ++h) {
+      T z = extra_logit ? T(scratch[h]) : lane_constant<T>(0.0);
+      for (int l = 0; l < L; ++l) z += A[h * L + l];
+      const T inv = lane_inverse(z);  // one division per row, not per entry
+      for (int l = 0; l < L; ++l) A[h * L + l] *= inv;
+    }
+  }
+  template <class T>
+  static void jacobian(int H, int L, const T* A, const T* /*a*/, const double* c, const T* v, T* out) {
+    for (int h = 0; h < H; ++h) {
+      const T* Ah = A + h * L;
+      T mean = lane_constant<T>(0.0);
+      for (int l = 0; l < L; ++l) mean += Ah[l] * v[l];
+      for (int l = 0; l < L; ++l) out[h * L + l] = c[h] * Ah[l] * (v[l] - mean);
+    }
+  }
+  template <class T>
+  static T jacobian_gram(int h, int g, int L, const T* A, const T* /*a*/, const double* c) {
+    // Φ_h = c_h (diag A_h − A_h A_hᵀ): Σ (D_a − a aᵀ)∘(D_b − b bᵀ) = Σ a b (1 − a − b) + (a·b)².
+    const T* Ah = A + h * L;
+    const T* Ag = A + g * L;
+    T ab = lane_constant<T>(0.0), cross = lane_constant<T>(0.0);
+    for (int l = 0; l < L; ++l) {
+      const T xy = Ah[l] * Ag[l];
+      ab += xy;
+      cross += xy * (1.0 - Ah[l] - Ag[l]);
+    }
+    return (c[h] * c[g]) * (cross + ab * ab);
+  }
+  template <class T>
+  static T phi(int h, int l, int lp, int L, const T* A, const T* /*a*/, const double* c) {
+    return c[h] * A[h * L + l] * ((l == lp ? 1.0 : 0.0) - A[h * L + lp]);
+  }
+};
+
+/// Bayes-softmax: one normalisation over heads and positions. Φ_hℓ,ℓ' = A_hℓ (c_h δ_ℓℓ' − a_ℓ').
+struct BayesSoftmaxPolicy {
+  template <class T>
+  static void attention(int H, int L, const T* S, T* A, T* /*scratch*/) {
+    const int HL = H * L;
+    T m = lane_constant<T>(-INFINITY);
+    for (int i = 0; i < HL; ++i) m = lane_max(m, S[i]);
+    for (int i = 0; i < HL; ++i) A[i] = S[i] - m;
+    exp_nonpositive_inplace(A, HL);
+    T z = lane_constant<T>(0.0);
+    for (int i = 0; i < HL; ++i) z += A[i];
+    const T inv = lane_inverse(z);
+    for (int i = 0; i < HL; ++i) A[i] *= inv;
+  }
+  template <class T>
+  static void jacobian(int H, int L, const T* A, const T* a, const double* c, const T* v, T* out) {
+    T mean = lane_constant<T>(0.0);
+    for (int l = 0; l < L; ++l) mean += a[l] * v[l];
+    for (int h = 0; h < H; ++h)
+      for (int l = 0; l < L; ++l) out[h * L + l] = A[h * L + l] * (c[h] * v[l] - mean);
+  }
+  template <class T>
+  static T jacobian_gram(int h, int g, int L, const T* A, const T* a, const double* c) {
+    // Σ_ℓ A_hℓ A_gℓ (c_h c_g − (c_h + c_g) a_ℓ + |a|²).
+    T a2 = lane_constant<T>(0.0);
+    for (int l = 0; l < L; ++l) a2 += a[l] * a[l];
+    const double chg = c[h] * c[g], csum = c[h] + c[g];
+    T sum = lane_constant<T>(0.0);
+    for (int l = 0; l < L; ++l) sum += A[h * L + l] * A[g * L + l] * (chg - csum * a[l] + a2);
+    return sum;
+  }
+  template <class T>
+  static T phi(int h, int l, int lp, int L, const T* A, const T* a, const double* c) {
+    return A[h * L + l] * (c[h] * (l == lp ? 1.0 : 0.0) - a[lp]);
+  }
+};
+
+/// linear: A = S (a baseline). Φ_hℓ,ℓ' = c_h δ_ℓℓ'.
+struct LinearPolicy {
+  template <class T>
+  static void attention(int H, int L, const T* S, T* A, T* /*scratch*/) {
+    for (int i = 0; i < H * L; ++i) A[i] = S[i];
+  }
+  template <class T>
+  static void jacobian(int H, int L, const T* /*A*/, const T* /*a*/, const double* c, const T* v, T* out) {
+    for (int h = 0; h < H; ++h)
+      for (int l = 0; l < L; ++l) out[h * L + l] = c[h] * v[l];
+  }
+  template <class T>
+  static T jacobian_gram(int h, int g, int L, const T* /*A*/, const T* /*a*/, const double* c) {
+    return lane_constant<T>(c[h] * c[g] * L);
+  }
+  template <class T>
+  static T phi(int h, int l, int lp, int /*L*/, const T* /*A*/, const T* /*a*/, const double* c) {
+    return lane_constant<T>(l == lp ? c[h] : 0.0);
+  }
+};
+
+/// sigmoid: A_hℓ = 1/(1 + e^{−s_hℓ}), entry by entry, no normalisation: a head may attend to
+/// several positions or none. Computed from e = e^{−|s|} ≤ 1 as 1/(1 + e) or e/(1 + e), so
+/// finite for any s. Φ_hℓ,ℓ' = c_h A_hℓ (1 − A_hℓ) δ_ℓℓ'.
+struct SigmoidPolicy {
+  template <class T>
+  static void attention(int H, int L, const T* S, T* A, T* /*scratch*/) {
+    const int HL = H * L;
+    for (int i = 0; i < HL; ++i) A[i] = -lane_abs(S[i]);
+    exp_nonpositive_inplace(A, HL);
+    for (int i = 0; i < HL; ++i) {
+      const T e = A[i], inv = lane_inverse(T(1.0 + e));
+      A[i] = select_nonnegative(S[i], inv, T(e * inv));
+    }
+  }
+  template <class T>
+  static void jacobian(int H, int L, const T* A, const T* /*a*/, const double* c, const T* v, T* out) {
+    for (int h = 0; h < H; ++h)
+      for (int l = 0; l < L; ++l) {
+        const T x = A[h * L + l];
+        out[h * L + l] = c[h] * x * (1.0 - x) * v[l];
+      }
+  }
+  template <class T>
+  static T jacobian_gram(int h, int g, int L, const T* A, const T* /*a*/, const double* c) {
+    T sum = lane_constant<T>(0.0);
+    for (int l = 0; l < L; ++l) {
+      const T x = A[h * L + l], y = A[g * L + l];
+      sum += x * (1.0 - x) * y * (1.0 - y);
+    }
+    return (c[h] * c[g]) * sum;
+  }
+  template <class T>
+  static T phi(int h, int l, int lp, int L, const T* A, const T* /*a*/, const double* c) {
+    const T x = A[h * L + l];
+    return l == lp ? T(c[h] * x * (1.0 - x)) : lane_constant<T>(0.0);
+  }
+};
+
+/// Calls f(Policy{}) with the policy of `activation`: the one place that maps the enum to
+/// its maths.
+template <class F>
+decltype(auto) with_activation_policy(Activation activation, F&& f) {
+  switch (activation) {
+    case Activation::Softmax: return f(SoftmaxPolicy<false>{});
+    case Activation::Softmax1: return f(SoftmaxPolicy<true>{});
+    case Activation::BayesSoftmax: return f(BayesSoftmaxPolicy{});
+    case Activation::Linear: return f(LinearPolicy{});
+    case Activation::Sigmoid: return f(SigmoidPolicy{});
+  }
+  return f(LinearPolicy{});  // not reached: every enum value is a case above
+}
+
+}  // namespace headspec::kernel
