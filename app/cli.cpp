@@ -12,7 +12,7 @@
 
 namespace headspec::app {
 namespace {
-// One line on stderr, exit status 2 (INTERFACE.md "Errors").
+// One line on stderr, exit status 2 (docs/cli.md "Errors").
 int usage_error(const std::string& message) {
   std::string line = message;
   for (char& ch : line)

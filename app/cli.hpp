@@ -1,5 +1,5 @@
 #pragma once
-// The command line as a function (INTERFACE.md), for main.cpp and the fuzz target
+// The command line as a function (docs/cli.md), for main.cpp and the fuzz target
 // fuzz/fuzz_cli.cpp.
 
 namespace headspec::app {

@@ -1,4 +1,4 @@
-// `headspec bayes`: the Bayes-optimal error (MODEL.md §8) as one JSON object.
+// `headspec bayes`: the Bayes-optimal error (docs/model.md §8) as one JSON object.
 #include <fmt/format.h>
 
 #include <iostream>

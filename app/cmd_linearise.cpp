@@ -1,4 +1,4 @@
-// `headspec linearise`: the theory's ODE (MODEL.md §6–7) linearised at the unspecialised
+// `headspec linearise`: the theory's ODE (docs/model.md §6–7) linearised at the unspecialised
 // fixed point; its unstable eigenvalue predicts the specialisation time (docs/results.md).
 #include <fmt/format.h>
 
@@ -36,7 +36,7 @@ struct LineariseCliOptions {
 };
 
 // τ^s from λ⁺ (docs/results.md, "Linearisation"): the spread starts at s(0) = |z| √(q0/D) with
-// z ~ N(0, 1) (H = 2: M_h2(0) ~ N(0, q0/D), MODEL.md §4) and grows as e^{λ⁺ t}, so
+// z ~ N(0, 1) (H = 2: M_h2(0) ~ N(0, q0/D), docs/model.md §4) and grows as e^{λ⁺ t}, so
 // τ^s = τ_0 − ln s(0)/λ⁺ = τ_0 − ln q0/(2λ⁺) + ln D/(2λ⁺) − ln|z|/λ⁺, where τ_0 is read off the
 // ODE started with a small spread s0: τ_0 = T(s0) + ln(s0)/λ⁺. E ln|z| = −(γ + ln 2)/2,
 // median ln|z| = ln 0.67449, Var ln|z| = π²/8.

@@ -1,4 +1,4 @@
-// `headspec mnist`: the MNIST detection task on real digits (MODEL.md §11; seed Fig. 5, 7).
+// `headspec mnist`: the MNIST detection task on real digits (docs/model.md §11; seed Fig. 5, 7).
 #include <fmt/format.h>
 
 #include <atomic>
@@ -186,7 +186,7 @@ Command add_mnist_command(CLI::App& app) {
   sub->add_option("--train-fraction", opts->train_fraction, "share of each class used for training")
       ->capture_default_str();
   sub->add_option("--split-seed", opts->split_seed, "seed of the per-class train/test split")->capture_default_str();
-  sub->add_option("--delta", opts->delta, "specialisation threshold δ (MODEL.md §10)")->capture_default_str();
+  sub->add_option("--delta", opts->delta, "specialisation threshold δ (docs/model.md §10)")->capture_default_str();
   sub->add_option("--keys", opts->keys_png, "PNG of the final keys of run 0 as 28×28 tiles");
   sub->add_option("--tau", opts->tau_csv, "CSV of the specialisation time of every class direction and run");
   return {sub, [opts](const std::vector<std::string>& argv, bool check_only) { return run_mnist_command(*opts, argv, check_only); }};

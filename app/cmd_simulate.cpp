@@ -1,4 +1,4 @@
-// `headspec simulate`: finite-D online SGD (INTERFACE.md).
+// `headspec simulate`: finite-D online SGD (docs/cli.md).
 #include <fmt/format.h>
 
 #include <atomic>
@@ -106,7 +106,7 @@ Command add_simulate_command(CLI::App& app) {
   sub->add_option("--test-samples", opts->test_samples, "fresh samples per error estimate")->capture_default_str();
   sub->add_flag("--stop-when-specialised", opts->stop_when_specialised,
                 "stop a run at the first record at which every direction of prior mean zero has specialised");
-  sub->add_option("--delta", opts->delta, "specialisation threshold δ (MODEL.md §10)")->capture_default_str();
+  sub->add_option("--delta", opts->delta, "specialisation threshold δ (docs/model.md §10)")->capture_default_str();
   return {sub, [opts](const std::vector<std::string>& argv, bool check_only) { return run_simulate(*opts, argv, check_only); }};
 }
 

@@ -1,4 +1,4 @@
-// `headspec sweep`: a grid over model flags × runs on any engine (INTERFACE.md), one tidy
+// `headspec sweep`: a grid over model flags × runs on any engine (docs/cli.md), one tidy
 // CSV of every record and a summary CSV of final values and specialisation times.
 #include <fmt/format.h>
 
@@ -29,7 +29,7 @@ struct SweepOptions {
   std::string work_dir;  // one file per finished (point, run): a killed sweep resumes
 };
 
-// The line of a usage error as main() prints it (INTERFACE.md "Errors").
+// The line of a usage error as main() prints it (docs/cli.md "Errors").
 std::string usage_line(std::string message) {
   for (char& ch : message)
     if (ch == '\n') ch = ' ';
@@ -204,7 +204,7 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--error-window", opts->sweep.error_window,
                   "theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals")
       ->capture_default_str();
-  sub->add_option("--delta", opts->sweep.delta, "specialisation threshold δ (MODEL.md §10)")->capture_default_str();
+  sub->add_option("--delta", opts->sweep.delta, "specialisation threshold δ (docs/model.md §10)")->capture_default_str();
   sub->add_flag("--stop-when-specialised", opts->sweep.stop_when_specialised,
                 "gram, dense: stop a run once every direction of prior mean zero has specialised");
   sub->add_option("--summary", opts->summary,

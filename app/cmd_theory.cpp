@@ -1,4 +1,4 @@
-// `headspec theory`: the asymptotic ODE of MODEL.md §6 (INTERFACE.md).
+// `headspec theory`: the asymptotic ODE of docs/model.md §6 (docs/cli.md).
 #include <fmt/format.h>
 
 #include <iostream>

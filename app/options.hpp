@@ -1,5 +1,5 @@
 #pragma once
-// Flags shared by the subcommands (INTERFACE.md "Model flags").
+// Flags shared by the subcommands (docs/cli.md "Model flags").
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>

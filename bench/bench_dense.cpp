@@ -1,4 +1,4 @@
-// Samples per second of the dense engine (MODEL.md §1–4) at D = 10^4, L = 10, H = 2
+// Samples per second of the dense engine (docs/model.md §1–4) at D = 10^4, L = 10, H = 2
 // (the CLI defaults otherwise: flip prior ν = (2, 2), softmax, learned readout), on 1 and 2
 // OpenMP threads. One SGD step at B = 1 is one sample.
 #include <benchmark/benchmark.h>

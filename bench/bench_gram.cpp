@@ -1,4 +1,4 @@
-// Steps per second of the reduced engine (MODEL.md §9) across D — flat in D is the point —
+// Steps per second of the reduced engine (docs/model.md §9) across D — flat in D is the point —
 // and its speed against the dense engine at D = 10^4, L = 10, H = 2 in the same run. Both
 // engines on one thread (the dense engine's loops are serialised) so that the ratio is
 // per core. Model: flip ν = (2,2), softmax, learned readout.

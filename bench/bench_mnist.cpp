@@ -1,4 +1,4 @@
-// Samples per second of the MNIST task (MODEL.md §11): D = 784, H = 10, L = 5 (seed Fig. 5).
+// Samples per second of the MNIST task (docs/model.md §11): D = 784, H = 10, L = 5 (seed Fig. 5).
 // The digits are synthetic (random grey levels), which costs the same as the real ones and
 // needs no data folder. "threads" engines step side by side (one run per core, as
 // `headspec mnist --runs K` does); the rate counts the samples of all of them.

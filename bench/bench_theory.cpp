@@ -1,4 +1,4 @@
-// Right-hand-side evaluations of the theory (MODEL.md §6–7) per second, and one whole
+// Right-hand-side evaluations of the theory (docs/model.md §6–7) per second, and one whole
 // Fig. 1 theory curve. Numbers and the NumPy comparison: docs/performance.md.
 #include <benchmark/benchmark.h>
 #include <omp.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The dense SGD step of headspec (MODEL.md §1-4; src/engines/dense_engine.cpp) in plain NumPy.
+"""The dense SGD step of headspec (docs/model.md §1-4; src/engines/dense_engine.cpp) in plain NumPy.
 
 Same model as bench_dense: flip prior ν = (2, 2), softmax, learned readout, η = η_c = 1,
 B = 1, u_f = √D e_f, v* = √D e_{F+1}. NumPy's own generator (PCG64 + ziggurat) draws the
@@ -22,7 +22,7 @@ def sgd_step(state, rng, D, L, nu, lr=1.0, lr_c=1.0):
     K, c = state["K"], state["c"]
     F = len(nu)
     lstar = rng.integers(L)
-    # flip prior (MODEL.md §2): θ_1 = √ν_1, θ_f = ±√ν_f for f ≥ 2
+    # flip prior (docs/model.md §2): θ_1 = √ν_1, θ_f = ±√ν_f for f ≥ 2
     theta = np.sqrt(nu) * np.concatenate(([1.0], rng.choice([-1.0, 1.0], F - 1)))
     X = rng.standard_normal((L, D))          # tokens x_ℓ = z_ℓ (§1) ...
     X[lstar, :F] += theta                    # ... + θ_f u_f/√D on the relevant one

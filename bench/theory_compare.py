@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The theory's right-hand side (MODEL.md sections 6-7) in C++ against NumPy, in one run:
+"""The theory's right-hand side (docs/model.md sections 6-7) in C++ against NumPy, in one run:
 rounds that alternate the NumPy implementation (bench/theory_numpy.py, rhs) in this process
 with `bench_theory` (BM_TheoryRhs on 1 and on 2 threads), timed by CPU time, which a
 loaded machine inflates much less than wall-clock time. Prints every round, the medians

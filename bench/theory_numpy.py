@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A plain NumPy implementation of the theory's right-hand side (MODEL.md §6-7, value
+"""A plain NumPy implementation of the theory's right-hand side (docs/model.md §6-7, value
 channel integrated out, R = 0), vectorised over the N Monte Carlo samples, for comparison
 with `bench_theory` (docs/performance.md).
 
@@ -33,7 +33,7 @@ def soa_samples(lam, w):
 
 
 def rhs(M, Q, c, Z, eta=1.0, B=1, delta=0.0):
-    """The right-hand side (MODEL.md section 7, R = 0) from Z = soa_samples(lam, w), with the
+    """The right-hand side (docs/model.md section 7, R = 0) from Z = soa_samples(lam, w), with the
     closed forms the C++ engine uses: P = Phi e without forming Phi, and
     sum_l Phi_hl . Phi_gl = c_h c_g (sum_l a b (1 - a - b) + (a . b)^2), a = A_h, b = A_g."""
     L, K, N = Z.shape
@@ -64,7 +64,7 @@ def rhs(M, Q, c, Z, eta=1.0, B=1, delta=0.0):
 
 
 def rhs_explicit_phi(M, Q, c, lam, w, eta=1.0, B=1, delta=0.0):
-    """The same right-hand side written as MODEL.md section 7 reads, with Phi formed as an
+    """The same right-hand side written as docs/model.md section 7 reads, with Phi formed as an
     (N, H, L, L) array: the check of rhs() (about twice as slow)."""
     N, L, F = lam.shape
     H = M.shape[0]

@@ -2,7 +2,7 @@
 // argument per line of the input. run_cli runs in check-only mode: every flag is parsed
 // and checked as for a real run, then the command returns before any computation or
 // output (docs/testing.md). A check-only call must end in status 0 (valid) or in status 2
-// with exactly one line "headspec: error: …" on stderr (INTERFACE.md "Errors"); anything
+// with exactly one line "headspec: error: …" on stderr (docs/cli.md "Errors"); anything
 // else -- a crash, a sanitizer report, status 1 (an exception other than a usage error),
 // a malformed message -- is a finding.
 #include <cstdint>

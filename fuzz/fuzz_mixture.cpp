@@ -1,7 +1,7 @@
 // libFuzzer target: the mixture-file parser of --prior mixture:FILE (src/prior.cpp) on
 // arbitrary text. A file is either rejected with a UsageError or gives a prior that the
-// engines can use: weights a probability vector, ν_f = E θ_f² finite (MODEL.md §2), and a
-// finite position likelihood log w(λ) (MODEL.md §8) at λ = 0 and at a draw of θ.
+// engines can use: weights a probability vector, ν_f = E θ_f² finite (docs/model.md §2), and a
+// finite position likelihood log w(λ) (docs/model.md §8) at λ = 0 and at a draw of θ.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>

@@ -197,7 +197,7 @@ py::dict bayes(const std::string& prior, const std::vector<double>& nu, int L, d
 }
 
 
-// `headspec mnist` (MODEL.md §11): the library calls of app/cmd_mnist.cpp.
+// `headspec mnist` (docs/model.md §11): the library calls of app/cmd_mnist.cpp.
 py::dict mnist(double T, double record_every, int64_t seed, int runs, int test_samples, double train_fraction,
                int64_t split_seed, double delta, const std::string& data, double nu, int L, int H,
                const std::string& activation, const std::string& readout, std::optional<double> readout_lr, double lr,
@@ -431,14 +431,14 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<UsageError>(m, "UsageError", PyExc_ValueError);
   m.attr("__version__") = kVersion;
   m.attr("git_revision") = kGitRevision;
-  m.def("simulate", &simulate, "Finite-D online SGD (MODEL.md §1–5); returns arrays indexed by record.",
+  m.def("simulate", &simulate, "Finite-D online SGD (docs/model.md §1–5); returns arrays indexed by record.",
         py::arg("engine") = "dense", py::arg("D") = 10000, py::arg("T") = 20.0, py::arg("record_every") = 1.0,
         py::arg("test_samples") = 2000, py::arg("seed") = 1, py::arg("runs") = 1, py::arg("prior") = "flip",
         py::arg("nu") = std::vector<double>{2.0, 2.0}, py::arg("L") = 10, py::arg("H") = 2,
         py::arg("activation") = "softmax", py::arg("readout") = "learned", py::arg("readout_lr") = py::none(),
         py::arg("lr") = 1.0, py::arg("batch") = 1, py::arg("noise") = 0.0, py::arg("q0") = 1.0);
   m.def("theory", &theory,
-        "The D → ∞ ODE of the order parameters (MODEL.md §6), as `headspec theory`; returns the arrays of simulate.",
+        "The D → ∞ ODE of the order parameters (docs/model.md §6), as `headspec theory`; returns the arrays of simulate.",
         py::arg("T") = 20.0, py::arg("record_every") = 1.0, py::arg("seed") = 1, py::arg("mc") = 10000,
         py::arg("mc_resample") = false, py::arg("integrator") = "", py::arg("dt") = 0.05, py::arg("init_D") = 10000,
         py::arg("init_engine") = "dense", py::arg("runs") = 1, py::arg("keep_R") = false,
@@ -446,11 +446,11 @@ PYBIND11_MODULE(_core, m) {
         py::arg("L") = 10, py::arg("H") = 2, py::arg("activation") = "softmax", py::arg("readout") = "learned",
         py::arg("readout_lr") = py::none(), py::arg("lr") = 1.0, py::arg("batch") = 1, py::arg("noise") = 0.0,
         py::arg("q0") = 1.0);
-  m.def("bayes", &bayes, "The Bayes-optimal error ε_Bayes (MODEL.md §8): {'mmse', 'stderr'}.", py::arg("prior") = "flip",
+  m.def("bayes", &bayes, "The Bayes-optimal error ε_Bayes (docs/model.md §8): {'mmse', 'stderr'}.", py::arg("prior") = "flip",
         py::arg("nu") = std::vector<double>{2.0, 2.0}, py::arg("L") = 10, py::arg("noise") = 0.0,
         py::arg("samples") = 1000000, py::arg("seed") = 1, py::arg("method") = "mc");
   m.def("mnist", &mnist,
-        "The MNIST detection task (MODEL.md §11), as `headspec mnist`: the arrays of simulate (loss = test "
+        "The MNIST detection task (docs/model.md §11), as `headspec mnist`: the arrays of simulate (loss = test "
         "error, M over the 10 class directions), keys (runs × H × 28 × 28, final) and tau (runs × 10, NaN: "
         "not specialised).",
         py::arg("T") = 100.0, py::arg("record_every") = 1.0, py::arg("seed") = 1, py::arg("runs") = 1,

@@ -34,7 +34,7 @@ Prior Prior::flip(const Eigen::VectorXd& nu) {
   p.name_ = "flip";
   p.nu_ = nu;
   // Atoms: every sign pattern of the flipping directions (2^(F-1) of them); they
-  // make the Bayes-softmax identity of MODEL.md §3 testable. Small F only.
+  // make the Bayes-softmax identity of docs/model.md §3 testable. Small F only.
   const int F = static_cast<int>(nu.size());
   if (F <= 16) {
     const int n = 1 << (F - 1);
@@ -73,7 +73,7 @@ Prior Prior::mixture(const Eigen::MatrixXd& atoms, const Eigen::VectorXd& weight
   if (!atoms.allFinite() || !weights.allFinite() || (weights.array() <= 0).any())
     throw UsageError("--prior mixture: weights must be positive and atoms finite");
   // Finite entries can still overflow the weights' sum, θ_f² in ν_f = Σ_a π_a θ_af²
-  // (MODEL.md §2) or |θ^a|² in log w(λ) (MODEL.md §8); each would turn into NaN later.
+  // (docs/model.md §2) or |θ^a|² in log w(λ) (docs/model.md §8); each would turn into NaN later.
   if (!std::isfinite(weights.sum())) throw UsageError("--prior mixture: the sum of the weights overflows");
   Prior p;
   p.kind_ = PriorKind::Mixture;
@@ -190,7 +190,7 @@ double Prior::log_likelihood(const double* lambda) const {
   const int F = this->F();
   double out = 0;
   switch (kind_) {
-    case PriorKind::Flip:  // MODEL.md §8: exp(√ν_1 λ_1 − ν_1/2) Π_{f≥2} cosh(√ν_f λ_f) e^{−ν_f/2}
+    case PriorKind::Flip:  // docs/model.md §8: exp(√ν_1 λ_1 − ν_1/2) Π_{f≥2} cosh(√ν_f λ_f) e^{−ν_f/2}
       out = std::sqrt(nu_[0]) * lambda[0] - 0.5 * nu_[0];
       for (int f = 1; f < F; ++f) out += log_cosh(std::sqrt(nu_[f]) * lambda[f]) - 0.5 * nu_[f];
       return out;

@@ -94,7 +94,7 @@ Trajectory run_one(const EngineFactory& make, const ModelSpec& model, const Simu
     return w.take();
   };
   // The stop rule watches the directions the heads must split along: those whose prior
-  // mean is zero (along the others they all align together, MODEL.md §10). A resumed run
+  // mean is zero (along the others they all align together, docs/model.md §10). A resumed run
   // replays its records through the rule.
   std::vector<int> watched;
   if (sim.stop_when_specialised > 0) {

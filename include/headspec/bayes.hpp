@@ -1,5 +1,5 @@
 #pragma once
-// The Bayes-optimal error (MODEL.md §8): ε_Bayes = 1 − E[Σ_ℓ P_ℓ²] + Δ, where
+// The Bayes-optimal error (docs/model.md §8): ε_Bayes = 1 − E[Σ_ℓ P_ℓ²] + Δ, where
 // P_ℓ = w(λ_ℓ)/Σ_ℓ' w(λ_ℓ') is the posterior of the relevant position.
 #include <cstdint>
 

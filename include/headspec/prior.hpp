@@ -1,6 +1,6 @@
 #pragma once
-// Priors on the latent spike θ ∈ R^F (MODEL.md §2) and their position likelihood
-// w(λ) = E_θ exp(θ·λ − |θ|²/2) (MODEL.md §8).
+// Priors on the latent spike θ ∈ R^F (docs/model.md §2) and their position likelihood
+// w(λ) = E_θ exp(θ·λ − |θ|²/2) (docs/model.md §8).
 #include <Eigen/Dense>
 #include <istream>
 #include <string>
@@ -41,7 +41,7 @@ class Prior {
 
   /// One draw of θ into theta (size F).
   void sample(RandomStream& rng, double* theta) const;
-  /// log w(λ) for one position, λ of size F (MODEL.md §8), computed stably.
+  /// log w(λ) for one position, λ of size F (docs/model.md §8), computed stably.
   double log_likelihood(const double* lambda) const;
 
  private:

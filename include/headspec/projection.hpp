@@ -1,5 +1,5 @@
 #pragma once
-// The exact law of one sample's projections given the order parameters (MODEL.md §5):
+// The exact law of one sample's projections given the order parameters (docs/model.md §5):
 //   λ_ℓ = ζ_ℓ + 1[ℓ = ℓ*] θ,  g_ℓ ~ N(0, 1),  s_ℓ = M λ_ℓ + R g_ℓ + w_ℓ,  w_ℓ ~ N(0, Q⊥).
 // For fixed keys and Gaussian tokens this is exact at any D, so the population error of
 // every engine (dense, gram, theory) is computed by this one sampler and the kernel.
@@ -37,7 +37,7 @@ class ProjectionSampler {
   Eigen::MatrixXd C_;
 };
 
-/// ε = E[(ŷ − y)²] (MODEL.md §4) over `samples` fresh samples. Sample n is drawn from the
+/// ε = E[(ŷ − y)²] (docs/model.md §4) over `samples` fresh samples. Sample n is drawn from the
 /// stream (seed, Test, lane n): the same test samples at every call with the same seed.
 MeanEstimate population_error(const ModelSpec& spec, const OrderParameters& op, uint32_t seed, int samples);
 

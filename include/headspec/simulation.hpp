@@ -24,7 +24,7 @@ struct SimulationSpec {
   uint32_t seed = 1;         ///< run k uses seed + k
   int runs = 1;
   /// > 0: a run stops at the first record at which every direction whose prior mean is
-  /// zero has specialised, i.e. its heads' spread has exceeded this δ (MODEL.md §10).
+  /// zero has specialised, i.e. its heads' spread has exceeded this δ (docs/model.md §10).
   double stop_when_specialised = 0;
 
   /// Throws UsageError naming the flag of the first invalid value.

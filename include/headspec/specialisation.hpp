@@ -1,5 +1,5 @@
 #pragma once
-// Specialisation of heads (MODEL.md §10): direction f is specialised at the first time
+// Specialisation of heads (docs/model.md §10): direction f is specialised at the first time
 // τ_f^s when the heads' magnetisations along f spread out,
 //   ‖M_{:,f} − (1/H) Σ_h M_hf 1_H‖₂ > δ,
 // with δ = 0.2 for the synthetic figures and 1 for MNIST.

@@ -7,7 +7,7 @@
 
 namespace headspec {
 
-/// `headspec mnist`'s own flags (MODEL.md §11): --test-samples ≥ 1, --split-seed in
+/// `headspec mnist`'s own flags (docs/model.md §11): --test-samples ≥ 1, --split-seed in
 /// [0, 2^32), --train-fraction in (0, 1), --delta > 0, and batch × (L + 1) below 2^31 (the
 /// token index of a batch is an int).
 void check_mnist_flags(const ModelSpec& model, int test_samples, int64_t split_seed, double train_fraction,

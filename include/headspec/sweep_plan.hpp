@@ -1,7 +1,7 @@
 #pragma once
 // `headspec sweep` without its command line: the flags checked into a plan of (grid point,
 // run) tasks, the tasks run, and their results as the tidy table and the summary
-// (INTERFACE.md). The CLI and the Python module both call these; only the CLI writes files.
+// (docs/cli.md). The CLI and the Python module both call these; only the CLI writes files.
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -42,7 +42,7 @@ struct SweepSettings {
   double until_converged = 0;  // stop rules (docs/theory.md §3)
   double until_error_settled = 0;
   double error_window = 20;
-  // specialisation (MODEL.md §10)
+  // specialisation (docs/model.md §10)
   double delta = 0.2;
   bool stop_when_specialised = false;
 };
@@ -136,7 +136,7 @@ std::vector<Trajectory> run_sweep(const SweepPlan& plan);
 /// fewer columns than the union of every point's) is nullopt: empty in the CSV.
 struct SweepTable {
   std::vector<std::string> grid_columns;   ///< the grid keys
-  std::vector<std::string> value_columns;  ///< the union of INTERFACE.md columns after run, t
+  std::vector<std::string> value_columns;  ///< the union of docs/cli.md columns after run, t
   struct Row {
     int point = 0;
     int run = 0;
@@ -153,7 +153,7 @@ struct SweepTable {
     double diverged_at = 0;
     bool converged = false;  ///< stopped by the stop rule (stop_rule() only)
     double converged_at = 0;
-    std::vector<std::optional<double>> tau;        ///< tau_f, MODEL.md §10 (NaN: not specialised)
+    std::vector<std::optional<double>> tau;        ///< tau_f, docs/model.md §10 (NaN: not specialised)
     std::vector<std::optional<double>> tau_tilde;  ///< tau_f / ln D (finite-D engines only)
   };
   std::vector<Summary> summary;  ///< one per task
@@ -163,7 +163,7 @@ struct SweepTable {
 };
 SweepTable sweep_table(const SweepPlan& plan, const std::vector<Trajectory>& results);
 
-/// The tidy CSV and the summary CSV (INTERFACE.md), byte for byte what `headspec sweep` writes.
+/// The tidy CSV and the summary CSV (docs/cli.md), byte for byte what `headspec sweep` writes.
 std::string sweep_csv(const SweepPlan& plan, const SweepTable& table);
 std::string sweep_summary_csv(const SweepPlan& plan, const SweepTable& table);
 /// The sidecar of the tidy CSV: the same for every way of running the same command (it says

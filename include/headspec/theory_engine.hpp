@@ -1,5 +1,5 @@
 #pragma once
-// The asymptotic theory (MODEL.md §6–7): the right-hand side of the order-parameter ODE,
+// The asymptotic theory (docs/model.md §6–7): the right-hand side of the order-parameter ODE,
 // as a function of the state (M, R, Q, c), with its expectations taken by Monte Carlo.
 // The per-sample maths is AttentionKernel's (AttentionKernelBatch: a few samples at a
 // time); this file only maps standard normals to the sample's projections and averages
@@ -20,7 +20,7 @@ enum class MonteCarloMode {
   Resample,  ///< fresh samples for every value of the draw index
 };
 
-/// How the value channel g is treated (MODEL.md §7).
+/// How the value channel g is treated (docs/model.md §7).
 enum class ValueChannel {
   Integrated,  ///< R ≡ 0: g integrated out exactly (R of the state is ignored, dR/dt = 0)
   Sampled,     ///< general path: g is sampled with the other projections (any R)
@@ -61,7 +61,7 @@ class StateLayout {
 struct TheoryEvaluation {
   std::vector<double> rate;         ///< d state/dt, in StateLayout order
   std::vector<double> rate_stderr;  ///< Monte Carlo standard error of every entry of rate
-  double error = 0;                 ///< ε = E[r²] (MODEL.md §4)
+  double error = 0;                 ///< ε = E[r²] (docs/model.md §4)
   double error_stderr = 0;
   double max_abs_rate() const;
 };
@@ -80,10 +80,10 @@ class TheoryEngine {
   const ModelSpec& model() const { return model_; }
   const TheoryOptions& options() const { return options_; }
 
-  /// The right-hand side at state op (MODEL.md §6; §7 with ValueChannel::Integrated).
+  /// The right-hand side at state op (docs/model.md §6; §7 with ValueChannel::Integrated).
   /// `draw` selects the samples in Resample mode and is ignored in Fixed mode.
   /// Time is t = (samples seen)/D as for `simulate`, so with a mini-batch B the rates of
-  /// MODEL.md §6 (written per SGD step) are divided by B.
+  /// docs/model.md §6 (written per SGD step) are divided by B.
   void evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out) const;
   /// Same, from a packed state.
   void evaluate(const double* x, uint64_t draw, TheoryEvaluation& out) const;

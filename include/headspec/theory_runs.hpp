@@ -1,5 +1,5 @@
 #pragma once
-// K independent runs of the theory (MODEL.md §6), each from the initial state of a finite-D
+// K independent runs of the theory (docs/model.md §6), each from the initial state of a finite-D
 // engine with the same seed: what `headspec theory` and the Python module's `theory` run.
 #include <cstdint>
 #include <string>
@@ -12,7 +12,7 @@
 
 namespace headspec {
 
-/// The flags of `headspec theory` besides the model's (INTERFACE.md).
+/// The flags of `headspec theory` besides the model's (docs/cli.md).
 struct TheoryRunsSpec {
   int64_t mc = 10000;              ///< Monte Carlo samples N
   bool mc_resample = false;        ///< fresh samples at every step
@@ -27,7 +27,7 @@ struct TheoryRunsSpec {
   std::string init_engine = "dense";
   int runs = 1;                    ///< run k uses seed + k (initial keys and Monte Carlo)
   uint32_t seed = 1;
-  bool keep_R = false;             ///< keep R(0) and sample the value channel (MODEL.md §7 otherwise)
+  bool keep_R = false;             ///< keep R(0) and sample the value channel (docs/model.md §7 otherwise)
 };
 
 /// The factory of the finite-D engine whose initial state (same seed, D) starts the ODE:

@@ -1,5 +1,5 @@
 #pragma once
-// Exact draws for the reduced engine (MODEL.md §9): Gamma and χ² variates of any shape
+// Exact draws for the reduced engine (docs/model.md §9): Gamma and χ² variates of any shape
 // (degrees of freedom up to 10^12 and beyond) and the Bartlett factor of a Wishart matrix.
 // No normal approximation anywhere: every draw is an exact rejection sampler driven by the
 // project's counter-based normals and uniforms.

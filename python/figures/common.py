@@ -139,11 +139,11 @@ def with_size_overrides(sizes):
 
 def simulation_engine():
     """The SGD engine of the figures that set theory against simulation (Fig. 1, 9, 10): `gram`
-    (exact in distribution, MODEL.md §9), or `dense` with HEADSPEC_FIGURE_ENGINE=dense."""
+    (exact in distribution, docs/model.md §9), or `dense` with HEADSPEC_FIGURE_ENGINE=dense."""
     engine = os.environ.get("HEADSPEC_FIGURE_ENGINE", "gram")
     if engine not in ("gram", "dense"):
         sys.stderr.write(f"headspec: error: figure: HEADSPEC_FIGURE_ENGINE must be gram or dense, got '{engine}'\n")
-        raise SystemExit(2)  # bad input (INTERFACE.md), before anything is run or written
+        raise SystemExit(2)  # bad input (docs/cli.md), before anything is run or written
     return engine
 
 

@@ -34,7 +34,7 @@ def panels(fig_obj, axes, theory, sim, title=""):
 
 
 def make(f):
-    # The simulation is the exact reduced engine (MODEL.md §9, docs/gram-engine.md): the same SGD
+    # The simulation is the exact reduced engine (docs/model.md §9, docs/gram-engine.md): the same SGD
     # in distribution as the dense one at the same D, ~1 µs per step against ~0.36 ms at D = 10^4.
     # HEADSPEC_FIGURE_ENGINE=dense asks for the dense engine instead.
     engine = simulation_engine()

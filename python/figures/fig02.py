@@ -1,4 +1,4 @@
-"""Fig. 2: evolution of H = 4 heads (theory, MODEL.md §6): M_hf against t and the path of each
+"""Fig. 2: evolution of H = 4 heads (theory, docs/model.md §6): M_hf against t and the path of each
 head in the (M_h1, M_h2) plane; left flip ν = (2, 2), right gauss ν = (8, 2); F = 2, softmax, L = 4, η = 1."""
 import matplotlib.pyplot as plt
 

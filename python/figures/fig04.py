@@ -1,13 +1,13 @@
-"""Fig. 4: the final error E^∞_σ of the theory (MODEL.md §6) per activation (softmax,
+"""Fig. 4: the final error E^∞_σ of the theory (docs/model.md §6) per activation (softmax,
 softmax-1, Bayes-softmax), with the learned readout and with the fixed `sum` readout,
-against the Bayes-optimal error ε_Bayes (MODEL.md §8). L = 5, η = 1, gauss prior;
+against the Bayes-optimal error ε_Bayes (docs/model.md §8). L = 5, η = 1, gauss prior;
 (a) F = 4, ν = 10 each, H = 1 … 8; (b) F = 2, H = 4, ν_1 = ν_2 = ν from 1 to 20.
 
 E^∞ of one run is the theory's error where the error has settled: `--until-error-settled TOL
 --error-window W` stops a run once the mean errors over the four quarters of the last W differ
 by less than TOL relative (docs/theory.md §3), with --T as the longest time.
 The derivative test `--until-converged` cannot serve here: the heads' norms keep creeping up
-long after the error has settled (the η² term of dQ/dt, MODEL.md §6). The table `fig4.csv`
+long after the error has settled (the η² term of dQ/dt, docs/model.md §6). The table `fig4.csv`
 gives, for every run, whether it stopped so (`converged`), where (`t_end`), and the rule's
 relative change at the end (`rel_change`). Prior of panel (b): the seed's caption does not
 name it; gauss, as in (a)."""

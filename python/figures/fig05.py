@@ -1,4 +1,4 @@
-"""Fig. 5: MNIST detection (MODEL.md §11, `headspec mnist`): left the H = 10 learned keys of run 0 as
+"""Fig. 5: MNIST detection (docs/model.md §11, `headspec mnist`): left the H = 10 learned keys of run 0 as
 28×28 tiles, one row of pictures per activation; right the test error against t per activation
 (mean ± sd over runs). ν = 1000, L = 5, H = 10, learned readout, η = 1 (docs/results.md)."""
 import matplotlib.image as mpimg

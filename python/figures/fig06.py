@@ -1,5 +1,5 @@
-"""Fig. 6: specialisation time τ^s of the flipping direction (MODEL.md §10, δ = 0.2) and τ̃^s = τ^s / ln D:
-mean and variance over runs against D. Gram engine (exact in distribution at any D, MODEL.md §9), flip
+"""Fig. 6: specialisation time τ^s of the flipping direction (docs/model.md §10, δ = 0.2) and τ̃^s = τ^s / ln D:
+mean and variance over runs against D. Gram engine (exact in distribution at any D, docs/model.md §9), flip
 ν = (2, 2), L = 5, H = 2, softmax, learned readout, η = 1; each run stops once it has specialised."""
 import matplotlib.pyplot as plt
 import numpy as np

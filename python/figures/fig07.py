@@ -1,4 +1,4 @@
-"""Fig. 7: MNIST specialisation time τ_f^s of every class direction f (MODEL.md §10, threshold δ = 1):
+"""Fig. 7: MNIST specialisation time τ_f^s of every class direction f (docs/model.md §10, threshold δ = 1):
 mean and variance over runs that specialised by T, and how many did. H = 10, softmax, L = 5,
 ν = 1000, learned readout (`headspec mnist --tau`, docs/results.md)."""
 import matplotlib.pyplot as plt

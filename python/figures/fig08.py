@@ -1,4 +1,4 @@
-"""Fig. 8: fixed against fresh Monte Carlo samples in the theory (MODEL.md §6). For each of
+"""Fig. 8: fixed against fresh Monte Carlo samples in the theory (docs/model.md §6). For each of
 many initialisations (run k: the dense engine's keys at D = 10^4 with seed 1 + k, and Monte
 Carlo seed 1 + k), the ODE is integrated twice with Heun's method and the same step: once
 reusing one set of N samples at every evaluation (`theory`), once drawing fresh samples at

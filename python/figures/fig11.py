@@ -1,8 +1,8 @@
-"""Fig. 11: where two heads specialise and where they stay redundant. Theory (MODEL.md §6),
+"""Fig. 11: where two heads specialise and where they stay redundant. Theory (docs/model.md §6),
 softmax, H = 2, flip prior F = 2 (direction 1 constant, direction 2 flipping sign), L = 4,
 η = 1, learned readout, over a grid of (ν_1, ν_2). Left: the cosine similarity between the
 heads Q_12/√(Q_11 Q_22) at t = T (mean over runs); right: the specialisation time τ_2 of the
-flipping direction (MODEL.md §10, δ = 0.2: first record where the heads' M_h2 spread by
+flipping direction (docs/model.md §10, δ = 0.2: first record where the heads' M_h2 spread by
 more than δ), blank where it did not happen by T."""
 
 import matplotlib.pyplot as plt
@@ -25,7 +25,7 @@ def sizes(quick):
 
 
 def tau_2(run):
-    """First recorded t with ‖M_:,2 − mean_h M_h2‖_2 > δ (MODEL.md §10), or nan."""
+    """First recorded t with ‖M_:,2 − mean_h M_h2‖_2 > δ (docs/model.md §10), or nan."""
     m = np.stack([run["M_1_2"], run["M_2_2"]])
     spread = np.linalg.norm(m - m.mean(axis=0), axis=0)
     above = np.nonzero(spread > DELTA)[0]

@@ -8,7 +8,7 @@ python3 python/figures/fig6_prediction.py --data docs/data/fig6-specialisation.c
 trajectory and ℓ(t) = ∫₀ᵗ a); --linearise any `headspec linearise` output (λ⁺ at the fixed point).
 
 Prediction (H = 2, linear in the spread s = ‖M_{:,2} − mean‖, no SGD noise): s(0) = |z| √(q0/D), z ~ N(0, 1)
-(MODEL.md §4), s(t) = s(0) e^{ℓ(t)}, so τ^s(D, z) is the first t with ℓ(t) ≥ ln(δ √D / (|z| √q0)). Its median
+(docs/model.md §4), s(t) = s(0) e^{ℓ(t)}, so τ^s(D, z) is the first t with ℓ(t) ≥ ln(δ √D / (|z| √q0)). Its median
 over z uses |z| = 0.6745; its mean and variance are taken over z by quadrature. At large D, τ^s → ∞ and
 a(t) → λ⁺, so τ^s = τ_0 + ln D/(2λ⁺) − ln|z|/λ⁺ and Var τ^s → π²/(8 λ⁺²).
 """

@@ -19,7 +19,7 @@ MNIST_FIGURES = {5, 7}
 
 
 def expected_columns(header, learned_readout=True):
-    """The CSV columns of INTERFACE.md for the H and F read off the M_h_f columns (c_h only
+    """The CSV columns of docs/cli.md for the H and F read off the M_h_f columns (c_h only
     with a learned readout)."""
     ms = [c for c in header if c.startswith("M_")]
     H = max(int(c.split("_")[1]) for c in ms)

@@ -71,7 +71,7 @@ void DenseEngine::sample_update(uint64_t n, int b, double scale, double* target)
         double* x = tokens + l * D + d0;
         fill_normal(StreamId{seed_, Purpose::Train, base + static_cast<uint32_t>(l), n}, static_cast<uint64_t>(d0), x,
                     static_cast<std::size_t>(len));
-        // x_ℓ* += Σ_f θ_f u_f/√D = θ_f on coordinate f (MODEL.md §1).
+        // x_ℓ* += Σ_f θ_f u_f/√D = θ_f on coordinate f (docs/model.md §1).
         if (l == lstar)
           for (int f = 0; f < F_; ++f)
             if (f >= d0 && f < d0 + len) x[f - d0] += theta_[f];
@@ -99,7 +99,7 @@ void DenseEngine::sample_update(uint64_t n, int b, double scale, double* target)
         }
       }
     }
-    // The sample's forward pass and gradient coefficients G = r J (MODEL.md §3–4).
+    // The sample's forward pass and gradient coefficients G = r J (docs/model.md §3–4).
 #pragma omp single
     {
       const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));

@@ -14,7 +14,7 @@
 
 namespace headspec {
 
-/// One step of B samples (MODEL.md §4): k_h ← k_h − (η/B) Σ_b r J_hℓ x_ℓ/√D and, for a learned
+/// One step of B samples (docs/model.md §4): k_h ← k_h − (η/B) Σ_b r J_hℓ x_ℓ/√D and, for a learned
 /// readout, c_h ← c_h − (η_c/(B D)) Σ_b r o_h (§3). add_sample(b, scale, target) draws sample b
 /// of the step, does target_h −= scale Σ_ℓ G_hℓ x_ℓ (target is H × D) and adds r·o to c_grad.
 /// With B = 1 it updates the keys in place; otherwise the B gradients are summed in

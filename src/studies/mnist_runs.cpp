@@ -1,5 +1,5 @@
 // The MNIST study driver: trajectories recorded like run_sgd's, with the test error of
-// the MNIST task as the loss, the final keys and the specialisation times (MODEL.md §10–11).
+// the MNIST task as the loss, the final keys and the specialisation times (docs/model.md §10–11).
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The MNIST task's data (MODEL.md §11): split, centring, normalisation, class directions.
+// The MNIST task's data (docs/model.md §11): split, centring, normalisation, class directions.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -199,7 +199,7 @@ SweepTable sweep_table(const SweepPlan& plan, const std::vector<Trajectory>& res
   SweepTable table;
   const auto& points = plan.points();
   const int runs = plan.settings().runs;
-  // Columns: the grid keys, then the union of every point's INTERFACE.md columns (they
+  // Columns: the grid keys, then the union of every point's docs/cli.md columns (they
   // differ when H, F or the readout vary); a point leaves the columns it lacks empty.
   int H = 1, F = 1;
   bool learned = false;
