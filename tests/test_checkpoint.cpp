@@ -166,7 +166,8 @@ TEST(CheckpointFormat, FileRefusesDamageOtherVersionsAndOtherParameters) {
   refused(file.substr(0, file.size() - 1), params, "SHA-256");
   refused(file.substr(0, 30), params, "");
   std::string other_version = file;
-  other_version.replace(other_version.find("format 1"), 8, "format 9");
+  const std::string format_line = "format " + std::to_string(kCheckpointFormat);
+  other_version.replace(other_version.find(format_line), format_line.size(), "format 9");
   refused(other_version, params, "format 9");
   nlohmann::json other = params;
   other["model"]["lr"] = 2.0;

@@ -25,6 +25,8 @@ class DenseEngine final : public SgdEngine {
 
   void step(uint64_t n) override;
   OrderParameters order_parameters() const override;
+  /// ε from fresh samples in the (H + F + 1)-dimensional projections (docs/model.md §5).
+  double recorded_error(const OrderParameters& op, int test_samples) const override;
   bool diverged() const override { return diverged_; }
   /// Keys and readout: the rest is work space or fixed by (model, D, seed).
   void save_state(StateWriter& out) const override;
@@ -47,7 +49,7 @@ class DenseEngine final : public SgdEngine {
   // target_h −= scale Σ_ℓ G_hℓ x_ℓ (target is H × D). No allocation.
   void sample_update(uint64_t n, int b, double scale, double* target);
 
-  const ModelSpec& model_;
+  ModelSpec model_;  // owned: an engine outlives the flags it was made from
   int64_t D_;
   int F_, H_, L_;
   uint32_t seed_;

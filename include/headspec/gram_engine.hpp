@@ -25,6 +25,8 @@ class GramEngine final : public SgdEngine {
 
   void step(uint64_t n) override;
   OrderParameters order_parameters() const override;
+  /// ε from fresh samples in the (H + F + 1)-dimensional projections (docs/model.md §5).
+  double recorded_error(const OrderParameters& op, int test_samples) const override;
   bool diverged() const override { return diverged_; }
   /// Coordinates κ and readout: the rest is work space or fixed by (model, D, seed).
   void save_state(StateWriter& out) const override;
@@ -55,7 +57,7 @@ class GramEngine final : public SgdEngine {
   template <int L, int H, int F>
   void step_fixed(uint64_t n);
 
-  const ModelSpec& model_;
+  ModelSpec model_;  // owned: an engine outlives the flags it was made from
   int64_t D_;
   int F_, H_, L_, r_;
   double outside_dof_;  // D − r: dimension of the complement of the frame

@@ -30,6 +30,10 @@ class MnistEngine final : public SgdEngine {
   void step(uint64_t n) override;
   /// M_hc = k_h·û_c/√D (the ten class directions, not orthogonal), R_h = k_h·v*/D, Q = KKᵀ/D.
   OrderParameters order_parameters() const override;
+  /// The test error on test digits (test_error).
+  double recorded_error(const OrderParameters& op, int test_samples) const override;
+  /// The final keys (H × 784), as StateWriter doubles.
+  std::string final_state() const override;
   bool diverged() const override { return diverged_; }
   /// Keys and readout: v* and the rest are fixed by (task, model, ν, seed) or work space.
   void save_state(StateWriter& out) const override;
@@ -58,7 +62,7 @@ class MnistEngine final : public SgdEngine {
   void add_tokens_times(double scale, const RowMatrix& coef, double* target) const;
 
   const MnistTask& task_;
-  const ModelSpec& model_;
+  ModelSpec model_;  // owned: an engine outlives the flags it was made from
   double nu_;
   int H_, L_;
   uint32_t seed_;

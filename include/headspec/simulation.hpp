@@ -1,10 +1,13 @@
 #pragma once
-// Finite-D online SGD: the engine interface and the trajectory driver shared by the
-// dense and reduced engines. The driver owns time (t = n·B/D, from the integer step
-// count, never accumulated), recording and divergence detection; an engine only steps.
+// Finite-D online SGD: the engine interface and the one trajectory driver of the dense,
+// reduced and MNIST engines (src/drivers/sgd_driver.cpp). The driver owns time (t = n·B/D,
+// from the integer step count, never accumulated), recording, the stop rule, checkpoints
+// and divergence detection; an engine steps and reports its own error.
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "headspec/model.hpp"
@@ -42,6 +45,13 @@ class SgdEngine {
   virtual ~SgdEngine() = default;
   virtual void step(uint64_t n) = 0;
   virtual OrderParameters order_parameters() const = 0;
+  /// The error recorded with the order parameters `op` of the current keys: the population
+  /// error ε from `test_samples` fresh samples (docs/model.md §5), or the task's own (MNIST:
+  /// on test digits, docs/model.md §11).
+  virtual double recorded_error(const OrderParameters& op, int test_samples) const = 0;
+  /// What a finished run keeps besides its trajectory, as bytes (MNIST: the final keys);
+  /// nothing by default.
+  virtual std::string final_state() const { return {}; }
   /// True once a step met a non-finite residual (NaN or overflow); checked after every step.
   virtual bool diverged() const { return false; }
   /// Writes everything a step changes, bit for bit (docs/checkpoints.md): an engine made by
@@ -76,5 +86,18 @@ Trajectory run_sgd(const EngineFactory& make, const ModelSpec& model, const Simu
 /// a resumed set of runs are bit for bit those of an uninterrupted one.
 std::vector<Trajectory> run_sgd_runs(const EngineFactory& make, const ModelSpec& model, const SimulationSpec& sim,
                                      const ProgressFn& progress = {}, const Checkpointing* checkpointing = nullptr);
+
+/// A run and what its engine keeps at the end (SgdEngine::final_state).
+struct SgdRunResult {
+  Trajectory trajectory;
+  std::string final_state;
+};
+
+/// run_sgd_runs with each run's final state; `tag` names the driver in the checkpoint
+/// ("simulate", "mnist"), so that a checkpoint of one is refused by the other.
+std::vector<SgdRunResult> run_sgd_runs_with_state(const EngineFactory& make, const ModelSpec& model,
+                                                  const SimulationSpec& sim, std::string_view tag,
+                                                  const ProgressFn& progress = {},
+                                                  const Checkpointing* checkpointing = nullptr);
 
 }  // namespace headspec

@@ -46,11 +46,11 @@ def recorded():
     return sums
 
 
-def canonical(name, data, folder):
+def canonical(data, folder):
     """The bytes hashed for one output: the run's folder written as <dir>, JSON without
     VOLATILE keys (at any depth)."""
     data = data.replace(folder.encode(), b"<dir>")
-    if not name.endswith(".json") and name != "stdout":
+    if not data.lstrip().startswith(b"{"):  # CSV; JSON whatever the file's name (linearise --out)
         return data
     try:
         doc = json.loads(data)
@@ -86,12 +86,12 @@ def run_command(args, folder, threads=None):
     res = subprocess.run(argv, capture_output=True, cwd=folder, env=env)
     assert res.returncode == 0, res.stderr.decode()
     digest = hashlib.sha256()
-    digest.update(b"stdout\0" + canonical("stdout", res.stdout, folder))
+    digest.update(b"stdout\0" + canonical(res.stdout, folder))
     for name in sorted(os.listdir(folder)):
         if name == "mixture.txt":
             continue
         with open(os.path.join(folder, name), "rb") as f:
-            digest.update(b"\0" + name.encode() + b"\0" + canonical(name, f.read(), folder))
+            digest.update(b"\0" + name.encode() + b"\0" + canonical(f.read(), folder))
     return digest.hexdigest()
 
 

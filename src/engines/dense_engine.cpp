@@ -5,6 +5,7 @@
 
 #include "dense_sgd_step.hpp"
 #include "headspec/checkpoint.hpp"
+#include "headspec/projection.hpp"
 #include "headspec/random.hpp"
 
 namespace headspec {
@@ -38,7 +39,7 @@ DenseEngine::DenseEngine(const ModelSpec& model, int64_t D, uint32_t seed)
 }
 
 EngineFactory DenseEngine::factory(const ModelSpec& model, int64_t D) {
-  return [&model, D](uint32_t seed) { return std::make_unique<DenseEngine>(model, D, seed); };
+  return [model, D](uint32_t seed) { return std::make_unique<DenseEngine>(model, D, seed); };
 }
 
 // Stream layout of step n, batch slot b: lane b(L+1)+ℓ holds token ℓ's D noise
@@ -142,6 +143,10 @@ void DenseEngine::step(uint64_t n) {
 void DenseEngine::save_state(StateWriter& out) const { save_keys_and_readout(out, keys_, c_); }
 
 void DenseEngine::load_state(StateReader& in) { load_keys_and_readout(in, keys_, c_); }
+
+double DenseEngine::recorded_error(const OrderParameters& op, int test_samples) const {
+  return population_error(model_, op, seed_, test_samples).mean;
+}
 
 OrderParameters DenseEngine::order_parameters() const {
   OrderParameters op;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "headspec/checkpoint.hpp"
+#include "headspec/projection.hpp"
 #include "headspec/kernel_fixed.hpp"
 #include "headspec/random.hpp"
 #include "headspec/wishart.hpp"
@@ -143,7 +144,7 @@ void GramEngine::select_step() {
 }
 
 EngineFactory GramEngine::factory(const ModelSpec& model, int64_t D) {
-  return [&model, D](uint32_t seed) { return std::make_unique<GramEngine>(model, D, seed); };
+  return [model, D](uint32_t seed) { return std::make_unique<GramEngine>(model, D, seed); };
 }
 
 void GramEngine::set_state(const OrderParameters& op) {
@@ -317,6 +318,10 @@ void GramEngine::save_state(StateWriter& out) const {
 void GramEngine::load_state(StateReader& in) {
   in.doubles_into(kappa_.data(), static_cast<std::size_t>(kappa_.size()));
   in.doubles_into(c_.data(), static_cast<std::size_t>(c_.size()));
+}
+
+double GramEngine::recorded_error(const OrderParameters& op, int test_samples) const {
+  return population_error(model_, op, seed_, test_samples).mean;
 }
 
 OrderParameters GramEngine::order_parameters() const {

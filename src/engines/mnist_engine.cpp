@@ -128,6 +128,16 @@ void MnistEngine::save_state(StateWriter& out) const { save_keys_and_readout(out
 
 void MnistEngine::load_state(StateReader& in) { load_keys_and_readout(in, keys_, c_); }
 
+double MnistEngine::recorded_error(const OrderParameters& /*op*/, int test_samples) const {
+  return test_error(test_samples).mean;
+}
+
+std::string MnistEngine::final_state() const {
+  StateWriter out;
+  out.put_doubles(keys_);
+  return out.take();
+}
+
 OrderParameters MnistEngine::order_parameters() const {
   using Keys = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
   const Keys K(keys_.data(), H_, D);

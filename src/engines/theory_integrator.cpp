@@ -10,6 +10,7 @@
 
 #include "headspec/checkpoint.hpp"
 #include "headspec/errors.hpp"
+#include "headspec/run_slot.hpp"
 #include "headspec/theory_ode.hpp"
 #include "theory_observers.hpp"
 
@@ -82,7 +83,6 @@ void IntegrationSpec::validate(MonteCarloMode mode) const {
   }
 }
 
-using theory_observers::SlotKind;
 using theory_observers::StopIntegration;
 
 bool error_settled(const std::vector<Record>& records, const IntegrationSpec& spec) {
@@ -114,26 +114,22 @@ bool stopped_by_rule(const Trajectory& trajectory, const IntegrationSpec& spec, 
   return true;
 }
 
+// A finished run's extra in its slot (run_slot::finished): the stop rule and the evaluations.
 std::string finished_theory_slot(const TheoryResult& r) {
-  StateWriter out;
-  out.put_u64(static_cast<uint64_t>(SlotKind::Finished));
-  out.put_records(r.trajectory.records);
-  out.put_bool(r.trajectory.diverged);
-  out.put_f64(r.trajectory.diverged_at);
-  out.put_bool(r.converged);
-  out.put_f64(r.converged_at);
-  out.put_u64(static_cast<uint64_t>(r.converged_by));
-  out.put_i64(r.evaluations);
-  return out.take();
+  StateWriter extra;
+  extra.put_bool(r.converged);
+  extra.put_f64(r.converged_at);
+  extra.put_u64(static_cast<uint64_t>(r.converged_by));
+  extra.put_i64(r.evaluations);
+  return run_slot::finished(r.trajectory, extra.take());
 }
 
-bool read_finished_theory(const std::string& slot, TheoryResult& r) {
-  if (slot.empty()) return false;
-  StateReader in(slot);
-  if (in.u64() != static_cast<uint64_t>(SlotKind::Finished)) return false;
-  r.trajectory.records = in.records();
-  r.trajectory.diverged = in.boolean();
-  r.trajectory.diverged_at = in.f64();
+bool read_finished_theory(const std::string& bytes, TheoryResult& r) {
+  if (bytes.empty()) return false;
+  run_slot::Slot slot = run_slot::read(bytes);
+  if (slot.kind != run_slot::Kind::Finished) return false;
+  r.trajectory = std::move(slot.trajectory);
+  StateReader in(slot.payload);
   r.converged = in.boolean();
   r.converged_at = in.f64();
   const uint64_t rule = in.u64();
@@ -199,15 +195,13 @@ class FixedStepObserver {
     if (at_record && run_.rules.error_settled(t)) run_.rules.stop(StopRule::ErrorSettled, t);
   }
 
-  // An in-progress slot: x at the top of step k, k, the records, the evaluations so far.
+  // An in-progress slot: the records, and x at the top of step k, k, the evaluations so far.
   std::string slot(const OdeState& x, int64_t k) const {
     StateWriter w;
-    w.put_u64(static_cast<uint64_t>(SlotKind::InProgress));
     w.put_doubles(x);
     w.put_i64(k);
-    w.put_records(run_.result.trajectory.records);
     w.put_i64(run_.system.evaluations());
-    return w.take();
+    return run_slot::in_progress(run_.result.trajectory.records, w.take());
   }
 
  private:
@@ -218,11 +212,11 @@ class FixedStepObserver {
 
 // Restores x and the records of a fixed-step run's slot; returns its step k.
 int64_t resume_fixed_step(TheoryRun& run, OdeState& x, int64_t n_steps) {
-  StateReader in(run.saver.resumed_slot());
-  expect_in_progress(in);
+  run_slot::Slot slot = expect_in_progress(run.saver.resumed_slot());
+  run.result.trajectory.records = std::move(slot.trajectory.records);
+  StateReader in(slot.payload);
   in.doubles_into(x.data(), x.size());
   const int64_t k = in.i64();
-  run.result.trajectory.records = in.records();
   run.system.set_evaluations(in.i64());
   in.expect_end();
   if (k < 0 || k > n_steps) throw UsageError("--resume: the checkpoint holds an invalid run");
@@ -329,27 +323,25 @@ class Dopri5Integration {
     return true;
   }
 
-  // An in-progress slot: the stepper's (x, t, dt), the next observation, the records, the
-  // evaluations so far.
+  // An in-progress slot: the records, and the stepper's (x, t, dt), the next observation,
+  // the evaluations so far.
   std::string slot() const {
     StateWriter w;
-    w.put_u64(static_cast<uint64_t>(SlotKind::InProgress));
     w.put_doubles(stepper_.current_state());
     w.put_f64(stepper_.current_time());
     w.put_f64(stepper_.current_time_step());
     w.put_u64(next_);
-    w.put_records(run_.result.trajectory.records);
     w.put_i64(run_.system.evaluations());
-    return w.take();
+    return run_slot::in_progress(run_.result.trajectory.records, w.take());
   }
 
   void resume() {
-    StateReader in(run_.saver.resumed_slot());
-    expect_in_progress(in);
+    run_slot::Slot slot = expect_in_progress(run_.saver.resumed_slot());
+    run_.result.trajectory.records = std::move(slot.trajectory.records);
+    StateReader in(slot.payload);
     in.doubles_into(x_.data(), x_.size());
     const double t = in.f64(), dt = in.f64();
     next_ = static_cast<std::size_t>(in.u64());
-    run_.result.trajectory.records = in.records();
     run_.system.set_evaluations(in.i64());
     in.expect_end();
     if (next_ == 0 || next_ >= times_.size()) throw UsageError("--resume: the checkpoint holds an invalid run");

@@ -78,9 +78,10 @@ void StopRules::diverge(double t) {
   throw StopIntegration{};
 }
 
-void expect_in_progress(StateReader& in) {
-  if (in.u64() != static_cast<uint64_t>(SlotKind::InProgress))
-    throw UsageError("--resume: the checkpoint holds an invalid run");
+run_slot::Slot expect_in_progress(const std::string& bytes) {
+  run_slot::Slot slot = run_slot::read(bytes);
+  if (slot.kind != run_slot::Kind::InProgress) throw UsageError("--resume: the checkpoint holds an invalid run");
+  return slot;
 }
 
 }  // namespace theory_observers

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "headspec/checkpoint.hpp"
+#include "headspec/run_slot.hpp"
 #include "headspec/theory_integrator.hpp"
 #include "headspec/theory_ode.hpp"
 
@@ -81,10 +82,7 @@ class SlotSaver {
   int run_;
 };
 
-/// The kinds of a theory run's checkpoint slot (docs/checkpoints.md).
-enum class SlotKind : uint64_t { InProgress = 1, Finished = 2 };
-
-/// Reads the header of an in-progress slot; throws UsageError naming --resume otherwise.
-void expect_in_progress(StateReader& in);
+/// Reads an in-progress slot (run_slot::in_progress); throws UsageError naming --resume otherwise.
+run_slot::Slot expect_in_progress(const std::string& bytes);
 
 }  // namespace headspec::theory_observers
