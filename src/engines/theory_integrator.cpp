@@ -10,19 +10,21 @@
 
 #include "headspec/checkpoint.hpp"
 #include "headspec/errors.hpp"
+#include "headspec/name_table.hpp"
 #include "headspec/run_slot.hpp"
 #include "headspec/theory_ode.hpp"
 #include "theory_observers.hpp"
 
 namespace headspec {
 
-Integrator parse_integrator(const std::string& name) {
-  if (name == "rk4") return Integrator::RK4;
-  if (name == "dopri5") return Integrator::Dopri5;
-  if (name == "euler") return Integrator::Euler;
-  if (name == "heun") return Integrator::Heun;
-  throw UsageError(fmt::format("--integrator: unknown integrator '{}' (available: rk4, dopri5, euler, heun)", name));
-}
+namespace {
+constexpr NameTable<Integrator, 4> kIntegrators{
+    {{{Integrator::RK4, "rk4"}, {Integrator::Dopri5, "dopri5"}, {Integrator::Euler, "euler"}, {Integrator::Heun, "heun"}}},
+    "--integrator",
+    "integrator"};
+}  // namespace
+
+Integrator parse_integrator(const std::string& name) { return kIntegrators.parse(name); }
 
 const char* to_string(StopRule rule) {
   switch (rule) {
@@ -33,15 +35,7 @@ const char* to_string(StopRule rule) {
   return "?";
 }
 
-const char* to_string(Integrator i) {
-  switch (i) {
-    case Integrator::RK4: return "rk4";
-    case Integrator::Dopri5: return "dopri5";
-    case Integrator::Euler: return "euler";
-    case Integrator::Heun: return "heun";
-  }
-  return "?";
-}
+const char* to_string(Integrator i) { return kIntegrators.name(i); }
 
 int64_t IntegrationSpec::steps_per_record() const { return std::llround(record_every / dt); }
 

@@ -213,38 +213,32 @@ double spread_eigenvalue(const Eigen::MatrixXd& J, const std::vector<std::size_t
 
 }  // namespace
 
-LinearisationResult linearise(const ModelSpec& model, const LinearisationSpec& spec) {
-  spec.validate(model);
-  TheoryOptions mc;
-  mc.samples = spec.mc;
-  mc.seed = spec.seed;
-  const SymmetrisedTheory theory(model, mc);
-  TheoryOptions mc_approach = mc;
-  if (spec.approach_mc > 0) mc_approach.samples = spec.approach_mc;
-  const SymmetrisedTheory approach(model, mc_approach);
-  const StateLayout& lay = theory.layout();
-  const std::vector<std::size_t>& free = theory.free_coordinates();
-  const std::size_t n = lay.size();
+namespace {
 
-  LinearisationResult res;
-  res.group_size = theory.group_size();
-  res.direction = spec.direction >= 0 ? spec.direction : theory.symmetric_directions().front();
-
-  // The D → ∞ limit of the initial state (docs/model.md §4): M = 0, R = 0, Q = q0 I, c = c(0).
+// The D → ∞ limit of the initial state (docs/model.md §4): M = 0, R = 0, Q = q0 I, c = c(0).
+std::vector<double> unspecialised_start(const ModelSpec& model, const StateLayout& lay) {
   OrderParameters op0;
   op0.M = Eigen::MatrixXd::Zero(model.H, model.F());
   op0.R = Eigen::VectorXd::Zero(model.H);
   op0.Q = model.q0 * Eigen::MatrixXd::Identity(model.H, model.H);
   op0.c = model.initial_readout();
-  std::vector<double> x(n), k1(n);
+  std::vector<double> x(lay.size());
   lay.pack(op0, x.data());
+  return x;
+}
 
-  auto point = [&](double t, const std::vector<double>& state, const std::vector<double>& rate, double loss) {
+// Integrates from x with RK4 in the symmetric subspace until every free |rate| < settle or
+// T_max, recording the approach every 5 time units (and at its end) into res.
+void approach_fixed_point(const SymmetrisedTheory& approach, const LinearisationSpec& spec, std::vector<double>& x,
+                          LinearisationResult& res) {
+  const std::vector<std::size_t>& free = approach.free_coordinates();
+  std::vector<double> k1(x.size());
+  auto point = [&](double t, double loss) {
     ApproachPoint p;
     p.t = t;
     p.loss = loss;
-    p.max_rate = max_abs_free(rate, free);
-    p.op = lay.unpack(state.data(), theory.engine().fixed_readout());
+    p.max_rate = max_abs_free(k1, free);
+    p.op = approach.layout().unpack(x.data(), approach.engine().fixed_readout());
     res.approach.push_back(std::move(p));
   };
   const int64_t steps = static_cast<int64_t>(std::ceil(spec.T_max / spec.dt));
@@ -255,17 +249,23 @@ LinearisationResult linearise(const ModelSpec& model, const LinearisationSpec& s
     const double t = static_cast<double>(k) * spec.dt;
     if (!all_finite(x) || !all_finite(k1)) throw DivergenceError("the approach to the fixed point diverged", t);
     const bool done = max_abs_free(k1, free) < spec.settle || k == steps;
-    if (k % record_steps == 0 || done) point(t, x, k1, loss);
+    if (k % record_steps == 0 || done) point(t, loss);
     if (done) {
       res.settled = max_abs_free(k1, free) < spec.settle;
       res.settled_at = t;
-      break;
+      return;
     }
     rk4_step(approach, x, spec.dt, k1);
     approach.symmetrise(x.data());  // removes the rounding that would leave the symmetric subspace
   }
+}
 
-  // Newton's method on G(x) = 0 in the free coordinates, the step halved until the residual falls.
+// Newton's method on G(x) = 0 in the free coordinates, the step halved until the residual
+// falls; sets res.newton_iterations and res.residual.
+void newton_refine(const SymmetrisedTheory& theory, const LinearisationSpec& spec, std::vector<double>& x,
+                   LinearisationResult& res) {
+  const std::vector<std::size_t>& free = theory.free_coordinates();
+  std::vector<double> k1(x.size()), y, ry(x.size());
   theory.rate(x.data(), k1.data());
   double residual = max_abs_free(k1, free);
   for (int it = 0; it < spec.newton_iterations && residual > 1e-14; ++it) {
@@ -275,10 +275,9 @@ LinearisationResult linearise(const ModelSpec& model, const LinearisationSpec& s
     const Eigen::VectorXd step = J.colPivHouseholderQr().solve(-g);
     bool improved = false;
     for (double scale = 1; scale > 1.0 / 128 && !improved; scale *= 0.5) {
-      std::vector<double> y = x;
+      y = x;
       for (std::size_t i = 0; i < free.size(); ++i) y[free[i]] += scale * step[i];
       theory.symmetrise(y.data());
-      std::vector<double> ry(n);
       theory.rate(y.data(), ry.data());
       const double r = max_abs_free(ry, free);
       if (all_finite(y) && r < residual) {
@@ -292,12 +291,11 @@ LinearisationResult linearise(const ModelSpec& model, const LinearisationSpec& s
     res.newton_iterations = it + 1;
   }
   res.residual = residual;
-  theory.rate(x.data(), k1.data(), &res.loss);
-  res.state = x;
-  res.fixed_point = lay.unpack(x.data(), theory.engine().fixed_readout());
-  for (std::size_t i : free) res.coordinates.push_back(theory.coordinate_name(i));
+}
 
-  res.jacobian = symmetrised_jacobian(theory, x, spec.fd_step);
+// The Jacobian's eigenvalues in decreasing real part, each eigenvector normalised with a
+// fixed phase (its largest component real and positive).
+void sorted_spectrum(LinearisationResult& res) {
   Eigen::EigenSolver<Eigen::MatrixXd> es(res.jacobian);
   std::vector<int> order(res.jacobian.rows());
   std::iota(order.begin(), order.end(), 0);
@@ -308,33 +306,64 @@ LinearisationResult linearise(const ModelSpec& model, const LinearisationSpec& s
   for (std::size_t k = 0; k < order.size(); ++k) {
     res.eigenvalues[k] = es.eigenvalues()[order[k]];
     Eigen::VectorXcd v = es.eigenvectors().col(order[k]);
-    // A fixed phase: the largest component real and positive.
     Eigen::Index imax = 0;
     v.cwiseAbs().maxCoeff(&imax);
     v *= std::abs(v[imax]) / v[imax];
     res.eigenvectors.col(k) = v.normalized();
   }
+}
 
-  // The flip-odd block of direction f: the rows and columns of M_{:,f} among the free coordinates.
+// The flip-odd block of direction f: the rows and columns of M_{:,f} among the free
+// coordinates; and the largest coupling between it and the other coordinates.
+std::vector<std::size_t> spread_block(const SymmetrisedTheory& theory, int H, LinearisationResult& res) {
+  const std::vector<std::size_t>& free = theory.free_coordinates();
   std::vector<std::size_t> block;
-  for (int h = 0; h < model.H; ++h)
+  for (int h = 0; h < H; ++h)
     block.push_back(static_cast<std::size_t>(
-        std::find(free.begin(), free.end(), lay.m_index(h, res.direction)) - free.begin()));
+        std::find(free.begin(), free.end(), theory.layout().m_index(h, res.direction)) - free.begin()));
   for (std::size_t i = 0; i < free.size(); ++i) {
     if (std::find(block.begin(), block.end(), i) != block.end()) continue;
     for (std::size_t b : block)
       res.odd_even_coupling =
           std::max({res.odd_even_coupling, std::abs(res.jacobian(i, b)), std::abs(res.jacobian(b, i))});
   }
+  return block;
+}
+
+}  // namespace
+
+LinearisationResult linearise(const ModelSpec& model, const LinearisationSpec& spec) {
+  spec.validate(model);
+  TheoryOptions mc;
+  mc.samples = spec.mc;
+  mc.seed = spec.seed;
+  const SymmetrisedTheory theory(model, mc);
+  TheoryOptions mc_approach = mc;
+  if (spec.approach_mc > 0) mc_approach.samples = spec.approach_mc;
+  const SymmetrisedTheory approach(model, mc_approach);
+  const StateLayout& lay = theory.layout();
+
+  LinearisationResult res;
+  res.group_size = theory.group_size();
+  res.direction = spec.direction >= 0 ? spec.direction : theory.symmetric_directions().front();
+  std::vector<double> x = unspecialised_start(model, lay);
+  approach_fixed_point(approach, spec, x, res);
+  newton_refine(theory, spec, x, res);
+  std::vector<double> k1(x.size());
+  theory.rate(x.data(), k1.data(), &res.loss);
+  res.state = x;
+  res.fixed_point = lay.unpack(x.data(), theory.engine().fixed_readout());
+  for (std::size_t i : theory.free_coordinates()) res.coordinates.push_back(theory.coordinate_name(i));
+
+  res.jacobian = symmetrised_jacobian(theory, x, spec.fd_step);
+  sorted_spectrum(res);
+  const std::vector<std::size_t> block = spread_block(theory, model.H, res);
   res.spread_rate = spread_eigenvalue(res.jacobian, block, &res.spread_mode);
-  {
-    TheoryEvaluation raw;
-    theory.engine().evaluate(x.data(), 0, raw);
-    res.raw_spread_bias =
-        (raw.rate[lay.m_index(0, res.direction)] - raw.rate[lay.m_index(1, res.direction)]) / std::sqrt(2.0);
-  }
-  res.spread_rate_half_step =
-      spread_eigenvalue(symmetrised_jacobian(theory, x, 0.5 * spec.fd_step), block, nullptr);
+  TheoryEvaluation raw;  // the unsymmetrised engine: its spread rate at the fixed point is sampling bias
+  theory.engine().evaluate(x.data(), 0, raw);
+  res.raw_spread_bias =
+      (raw.rate[lay.m_index(0, res.direction)] - raw.rate[lay.m_index(1, res.direction)]) / std::sqrt(2.0);
+  res.spread_rate_half_step = spread_eigenvalue(symmetrised_jacobian(theory, x, 0.5 * spec.fd_step), block, nullptr);
   return res;
 }
 
