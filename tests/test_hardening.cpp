@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -39,11 +38,11 @@ Prior mixture_text(const std::string& text) {
 }  // namespace
 
 // The fuzz target's contract: flags are checked exactly as for a run, then nothing runs
-// and nothing is written. Each command below would take hours if it ran.
+// and nothing is written. Each command below would take hours if it ran (and so exceed
+// the test's time limit, without a clock read here).
 TEST(CheckOnly, ValidCommandsReturnZeroWithoutRunningOrWriting) {
   const auto dir = fresh_dir("check_only");
   const std::string out = (dir / "x.csv").string();
-  const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(check_only("simulate --engine dense --D 1000000 --T 1000 --out " + out), 0);
   EXPECT_EQ(check_only("theory --mc 100000000 --T 1000 --dt 0.001 --out " + out), 0);
   EXPECT_EQ(check_only("bayes --samples 100000000000"), 0);
@@ -51,7 +50,6 @@ TEST(CheckOnly, ValidCommandsReturnZeroWithoutRunningOrWriting) {
                        " --summary " + (dir / "s.csv").string()),
             0);
   EXPECT_EQ(check_only("mnist --data " + (dir / "absent").string() + " --T 1000 --out " + out), 0);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0);
   EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
 
