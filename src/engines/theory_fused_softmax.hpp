@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "headspec/kernel/exp_nonpositive.hpp"
+#include "headspec/kernel/activations.hpp"
 #include "theory_rates.hpp"
 
 namespace headspec::theory_rates {
@@ -189,24 +189,21 @@ template <int WE, int W, bool Sampled, class Sizes>
   const int H = sz.H, L = sz.L, K = sz.F + sz.H;
   auto in = [&](int l, int j) { return VE(Eigen::Map<const VE>(z + (l * K + j) * kLanes)); };
   constexpr int kMaxH = Sizes::kMaxH, kMaxHL = Sizes::kMaxH * Sizes::kMaxL;
-  VE S[kMaxHL], A[kMaxHL], m[kMaxH], inv[kMaxH];
-  // Scores and each row's maximum (log-sum-exp, docs/model.md §3; softmax-1 counts its logit 0),
-  // and the exponentials, on WE lanes: their long dependency chains need as many
-  // independent ones in flight as the processor holds.
-  for (int h = 0; h < H; ++h) m[h] = VE::Constant(k.softmax1 ? 0.0 : -INFINITY);
+  VE S[kMaxHL], A[kMaxHL], inv[kMaxH];
+  // Scores, then the softmax policy's exponentials and inverse row sums (log-sum-exp,
+  // docs/model.md §3; softmax-1 counts its logit 0) on WE lanes: their long dependency
+  // chains need as many independent ones in flight as the processor holds.
   for (int l = 0; l < L; ++l)
     for (int h = 0; h < H; ++h) {
       VE s = k.W[h * K] * in(l, 0);
       for (int j = 1; j < K; ++j) s += k.W[h * K + j] * in(l, j);
       if constexpr (Sampled) s += k.R[h] * VE(Eigen::Map<const VE>(z + (L * K + l) * kLanes));  // + R_h g_ℓ
       S[h * L + l] = s;
-      m[h] = m[h].max(s);
     }
-  for (int h = 0; h < H; ++h) {
-    VE total = k.softmax1 ? detail::exp_nonpositive<WE>(-m[h]) : VE(VE::Zero());
-    for (int l = 0; l < L; ++l) total += (A[h * L + l] = detail::exp_nonpositive<WE>(S[h * L + l] - m[h]));
-    inv[h] = total.inverse();  // one division per row, not per entry
-  }
+  if (k.softmax1)
+    kernel::SoftmaxPolicy<true>::unnormalised(H, L, S, A, inv);
+  else
+    kernel::SoftmaxPolicy<false>::unnormalised(H, L, S, A, inv);
   // The rest on groups of W lanes, whose sums fit in registers.
   for (int part = 0; part < WE / W; ++part)
     if constexpr (Sampled)

@@ -22,22 +22,30 @@ namespace headspec::kernel {
 /// Φ_hℓ,ℓ' = c_h A_hℓ (δ_ℓℓ' − A_hℓ').
 template <bool extra_logit>
 struct SoftmaxPolicy {
+  /// The attention before its normalisation: A_hℓ = e^{s_hℓ − m_h} with m_h the row's largest
+  /// logit (0 included for softmax-1), and inv_h = 1 / (Σ_ℓ A_hℓ [+ e^{−m_h}]), so that the
+  /// attention is A_hℓ·inv_h. The theory's fused pass applies inv_h where it reads A.
   template <class T>
-  static void attention(int H, int L, const T* S, T* A, T* scratch) {
+  [[gnu::always_inline]] static void unnormalised(int H, int L, const T* S, T* A, T* inv) {
     for (int h = 0; h < H; ++h) {
       T m = lane_constant<T>(extra_logit ? 0.0 : -INFINITY);
       for (int l = 0; l < L; ++l) m = lane_max(m, S[h * L + l]);
       for (int l = 0; l < L; ++l) A[h * L + l] = S[h * L + l] - m;
-      scratch[h] = -m;  // the exponent of the extra logit
+      inv[h] = -m;  // the exponent of the extra logit
     }
     exp_nonpositive_inplace(A, H * L);
-    if constexpr (extra_logit) exp_nonpositive_inplace(scratch, H);
+    if constexpr (extra_logit) exp_nonpositive_inplace(inv, H);
     for (int h = 0; h < H; ++h) {
-      T z = extra_logit ? T(scratch[h]) : lane_constant<T>(0.0);
+      T z = extra_logit ? T(inv[h]) : lane_constant<T>(0.0);
       for (int l = 0; l < L; ++l) z += A[h * L + l];
-      const T inv = lane_inverse(z);  // one division per row, not per entry
-      for (int l = 0; l < L; ++l) A[h * L + l] *= inv;
+      inv[h] = lane_inverse(z);  // one division per row, not per entry
     }
+  }
+  template <class T>
+  static void attention(int H, int L, const T* S, T* A, T* scratch) {
+    unnormalised(H, L, S, A, scratch);
+    for (int h = 0; h < H; ++h)
+      for (int l = 0; l < L; ++l) A[h * L + l] *= scratch[h];
   }
   template <class T>
   static void jacobian(int H, int L, const T* A, const T* /*a*/, const double* c, const T* v, T* out) {
