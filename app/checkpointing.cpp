@@ -33,28 +33,18 @@ void install_handler() {
 
 }  // namespace
 
-void add_checkpoint_options(CLI::App* app, CheckpointOptions& o) {
-  app->add_option("--checkpoint", o.file,
-                  "checkpoint file: written on SIGINT/SIGTERM (then exit status 130) and every "
-                  "--checkpoint-every; removed once the output is written");
-  app->add_option("--checkpoint-every", o.every, "also checkpoint every X units of t (default: only on a signal)");
-  app->add_option("--resume", o.resume,
-                  "continue from this checkpoint (written with the same flags); keeps checkpointing into it "
-                  "unless --checkpoint names another file");
-}
-
 CliCheckpointing::CliCheckpointing(const CheckpointOptions& o, nlohmann::json params)
     : o_(o), params_(std::move(params)) {
-  if (!(std::isfinite(o_.every) && o_.every >= 0))
-    throw UsageError(fmt::format("--checkpoint-every: must be > 0, got {}", o_.every));
-  if (o_.file.empty()) o_.file = o_.resume;
-  if (o_.every > 0 && o_.file.empty()) throw UsageError("--checkpoint-every: needs --checkpoint FILE");
-  if (o_.file.empty()) return;
-  check_output_path(o_.file, "--checkpoint");
+  if (!(std::isfinite(o_.checkpoint_every) && o_.checkpoint_every >= 0))
+    throw UsageError(fmt::format("--checkpoint-every: must be > 0, got {}", o_.checkpoint_every));
+  if (o_.checkpoint.empty()) o_.checkpoint = o_.resume;
+  if (o_.checkpoint_every > 0 && o_.checkpoint.empty()) throw UsageError("--checkpoint-every: needs --checkpoint FILE");
+  if (o_.checkpoint.empty()) return;
+  check_output_path(o_.checkpoint, "--checkpoint");
   if (!o_.resume.empty()) c_.resume = decode_checkpoint(o_.resume, params_);
-  c_.every = o_.every;
+  c_.every = o_.checkpoint_every;
   c_.interrupt = &g_interrupt;
-  c_.save = [this](const std::string& state) { write_file_atomic(o_.file, encode_checkpoint(params_, state)); };
+  c_.save = [this](const std::string& state) { write_file_atomic(o_.checkpoint, encode_checkpoint(params_, state)); };
   active_ = true;
   install_handler();
 }
@@ -64,12 +54,12 @@ void CliCheckpointing::annotate(nlohmann::json& sidecar) const {
 }
 
 void CliCheckpointing::completed() const {
-  if (active_) std::remove(o_.file.c_str());
+  if (active_) std::remove(o_.checkpoint.c_str());
 }
 
 int CliCheckpointing::interrupted() const {
-  std::cerr << fmt::format("headspec: interrupted; checkpoint written to '{}'; continue with --resume {}\n", o_.file,
-                           o_.file);
+  std::cerr << fmt::format("headspec: interrupted; checkpoint written to '{}'; continue with --resume {}\n", o_.checkpoint,
+                           o_.checkpoint);
   return kInterruptedStatus;
 }
 

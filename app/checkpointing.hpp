@@ -7,16 +7,12 @@
 #include <string>
 
 #include "headspec/checkpoint.hpp"
+#include "headspec/command_settings.hpp"
 
 namespace headspec::app {
 
-struct CheckpointOptions {
-  std::string file;    ///< --checkpoint (default: the --resume file)
-  double every = 0;    ///< --checkpoint-every, in units of t; 0: only on SIGINT/SIGTERM
-  std::string resume;  ///< --resume
-};
-
-void add_checkpoint_options(CLI::App* app, CheckpointOptions& o);
+/// --checkpoint, --checkpoint-every, --resume: declared in the parameter table.
+using CheckpointOptions = CheckpointSettings;
 
 /// Exit status of a run stopped by SIGINT or SIGTERM after writing its checkpoint.
 inline constexpr int kInterruptedStatus = 130;

@@ -49,6 +49,8 @@ int run_cli(int argc, const char* const* argv, bool check_only) {
     const std::vector<std::string> args(argv, argv + argc);
     for (auto& c : commands)
       if (c.sub->parsed()) return c.run(args, check_only);
+  } catch (const headspec::ParameterError& e) {
+    return usage_error("--" + e.name() + ": " + e.reason());  // the parameter as its flag
   } catch (const headspec::UsageError& e) {
     return usage_error(e.what());
   } catch (const std::exception& e) {

@@ -13,19 +13,9 @@
 namespace headspec::app {
 namespace {
 
-struct BayesOptions {
-  ModelOptions model;
-  int64_t samples = 1000000;
-  int64_t seed = 1;
-  std::string method = "mc";
-};
-
-int run_bayes(const BayesOptions& o, bool check_only) {
-  const ModelSpec model = make_model(o.model);
-  if (o.samples < 2) throw UsageError(fmt::format("--samples: need at least 2, got {}", o.samples));
-  if (o.seed < 0 || o.seed > 0xFFFFFFFFLL) throw UsageError(fmt::format("--seed: must be in [0, 2^32), got {}", o.seed));
-  if (o.method != "mc" && o.method != "quadrature")
-    throw UsageError(fmt::format("--method: unknown method '{}' (mc, quadrature)", o.method));
+int run_bayes(const BayesSettings& o, bool check_only) {
+  const ModelSpec model = o.to_spec();
+  o.check();
   if (check_only) return 0;
   nlohmann::json out = provenance();
   out["command"] = "bayes";
@@ -51,12 +41,9 @@ int run_bayes(const BayesOptions& o, bool check_only) {
 }  // namespace
 
 Command add_bayes_command(CLI::App& app) {
-  auto opts = std::make_shared<BayesOptions>();
+  auto opts = std::make_shared<BayesSettings>();
   CLI::App* sub = app.add_subcommand("bayes", "the Bayes-optimal error ε_Bayes = 1 − E[Σ_ℓ P_ℓ²] + Δ (prints JSON)");
-  add_model_options(sub, opts->model);
-  sub->add_option("--samples", opts->samples, "Monte Carlo samples")->capture_default_str();
-  sub->add_option("--seed", opts->seed, "random seed")->capture_default_str();
-  sub->add_option("--method", opts->method, "mc | quadrature (F = 1 only)")->capture_default_str();
+  add_parameters(sub, bayes_parameters(), *opts);
   return {sub, [opts](const std::vector<std::string>&, bool check_only) { return run_bayes(*opts, check_only); }};
 }
 

@@ -22,12 +22,7 @@
 namespace headspec::app {
 namespace {
 
-struct SweepOptions {
-  SweepSettings sweep;  // model, grid, engine and run flags: the library's
-  RunOptions run;       // T, record interval and seed are copied into `sweep`
-  std::string summary;
-  std::string work_dir;  // one file per finished (point, run): a killed sweep resumes
-};
+using SweepOptions = SweepCommandSettings;
 
 // The line of a usage error as main() prints it (docs/cli.md "Errors").
 std::string usage_line(std::string message) {
@@ -39,12 +34,8 @@ std::string usage_line(std::string message) {
 // The settings of the flags; the plan checks them (throws UsageError naming the flag). Only
 // rank 0 (`writes`) checks and creates what it alone writes: --out, --summary and --work-dir.
 std::unique_ptr<SweepPlan> prepare(const SweepOptions& o, bool writes) {
-  SweepSettings settings = o.sweep;
-  settings.T = o.run.T;
-  settings.record_every = o.run.record_every;
-  settings.seed = o.run.seed;
-  auto plan = std::make_unique<SweepPlan>(settings);
-  if (writes && !o.run.out.empty()) check_output_path(o.run.out, "--out");
+  auto plan = std::make_unique<SweepPlan>(o);
+  if (writes && !o.out.empty()) check_output_path(o.out, "--out");
   if (writes && !o.summary.empty()) check_output_path(o.summary, "--summary");
 
   // Last, as it creates the folder: nothing is made when another flag is wrong.
@@ -72,7 +63,7 @@ int write_results(const SweepOptions& o, const std::vector<std::string>& argv, c
   const SweepTable table = sweep_table(plan, results);
   const nlohmann::json meta = sweep_sidecar(plan, table, argv);
   if (!o.summary.empty()) write_file_atomic(o.summary, sweep_summary_csv(plan, table));
-  write_output(o.run, sweep_csv(plan, table), meta);
+  write_output(o.out, sweep_csv(plan, table), meta);
   for (const auto& d : meta["diverged"])
     std::cerr << fmt::format("headspec: point {} run {} diverged (NaN or overflow) at t = {}; the rows before it are "
                              "kept; try a smaller --lr\n",
@@ -80,86 +71,49 @@ int write_results(const SweepOptions& o, const std::vector<std::string>& argv, c
   return meta["diverged"].empty() ? 0 : 3;
 }
 
-int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv, bool check_only) {
-  if (check_only) {
-    // Checks the flags and the grid only: no ranks, and --work-dir is not created.
-    prepare(o, false);
-    return 0;
-  }
-  SweepRanks ranks;
-  const bool master = ranks.rank() == 0;
-  // Every rank checks the flags; one line from the lowest rank that found a fault, and
-  // status 2 on every rank, before anything runs or is written.
+// Every rank checks the flags; one line from the lowest rank that found a fault, and status
+// 2 on every rank, before anything runs or is written. Null (with `status`) after a fault.
+std::unique_ptr<SweepPlan> prepare_on_every_rank(const SweepOptions& o, SweepRanks& ranks, int& status) {
   std::unique_ptr<SweepPlan> prepared;
   std::string fault;
   try {
-    prepared = prepare(o, master);
+    prepared = prepare(o, ranks.rank() == 0);
   } catch (const UsageError& e) {
     fault = e.what();
   }
   const int first_fault = ranks.first_failure(!fault.empty());
-  if (first_fault < ranks.size()) {
-    if (ranks.size() == 1) throw UsageError(fault);
-    // Printed here, before the ranks stop together: the launcher ends the job as soon as
-    // one rank has exited with an error, which could swallow a line printed later.
-    if (first_fault == ranks.rank()) std::cerr << usage_line(fault) << std::flush;
-    ranks.barrier();
-    return 2;
-  }
+  if (first_fault >= ranks.size()) return prepared;
+  if (ranks.size() == 1) throw UsageError(fault);
+  // Printed here, before the ranks stop together: the launcher ends the job as soon as
+  // one rank has exited with an error, which could swallow a line printed later.
+  if (first_fault == ranks.rank()) std::cerr << usage_line(fault) << std::flush;
+  ranks.barrier();
+  status = 2;
+  return nullptr;
+}
 
-  const SweepPlan& plan = *prepared;
-  const int tasks = plan.tasks();
-  std::optional<SweepWorkDir> work;
-  SweepTasks sweep;  // rank 0's: the others take their tasks from it
-  if (master) {
-    if (!o.work_dir.empty()) work.emplace(o.work_dir);
-    sweep = sweep_tasks(plan, work ? &*work : nullptr);
-    for (const auto& problem : sweep.problems) std::cerr << "headspec: warning: " << problem << "; computing it again\n";
+// What rank 0 tells about a sweep run with a work folder or on several ranks.
+void report_counts(const SweepRanks& ranks, int tasks, long long done, int reused,
+                   const std::vector<std::atomic<int>>& computed_by, const std::optional<SweepWorkDir>& work,
+                   const std::vector<std::string>& keys) {
+  if (!work && ranks.size() == 1) return;
+  std::string line = fmt::format("headspec: sweep: {} runs: {} computed", tasks, done);
+  if (ranks.size() > 1) {
+    std::vector<std::string> by;
+    for (int r = 0; r < ranks.size(); ++r) by.push_back(fmt::format("rank {}: {}", r, computed_by[r].load()));
+    line += fmt::format(" ({})", fmt::join(by, ", "));
   }
-  std::vector<Trajectory>& results = sweep.results;
-  const std::vector<std::string>& keys = sweep.keys;
-  const std::vector<int>& todo = sweep.todo;
-  const int reused = tasks - static_cast<int>(todo.size());
-  std::vector<std::atomic<int>> computed_by(static_cast<std::size_t>(ranks.size()));
-  Progress progress("sweep", static_cast<double>(todo.size()));
-  std::atomic<long long> done{0};
-  auto run_task = [&](int task) { return plan.run_task(task); };
-  auto task_done = [&](int task, Trajectory&& result, int by_rank) {
-    if (task < 0 || task >= tasks) throw std::runtime_error(fmt::format("sweep: task {} out of range", task));
-    // Stored before it counts as done: a sweep killed after this line finds the run on disk.
-    if (work) work->store(keys[static_cast<std::size_t>(task)], result);
-    results[static_cast<std::size_t>(task)] = std::move(result);
-    ++computed_by[static_cast<std::size_t>(by_rank)];
-    progress.update(fmt::format("{} of {} runs", done + 1, todo.size()), static_cast<double>(++done));
-  };
+  if (work) {
+    line += fmt::format(", {} reused from {}", reused, work->folder());
+    if (const auto other = work->count_other_files(keys))
+      line += fmt::format(" ({} other files there, of other parameters, left alone)", other);
+  }
+  std::cerr << line << "\n";
+}
 
-  std::exception_ptr failure;
-  int status = 0;
-  try {
-    ranks.run_tasks(todo, run_task, task_done);
-    if (master) {
-      progress.finish();
-      if (work || ranks.size() > 1) {
-        std::string line = fmt::format("headspec: sweep: {} runs: {} computed", tasks, done.load());
-        if (ranks.size() > 1) {
-          std::vector<std::string> by;
-          for (int r = 0; r < ranks.size(); ++r) by.push_back(fmt::format("rank {}: {}", r, computed_by[r].load()));
-          line += fmt::format(" ({})", fmt::join(by, ", "));
-        }
-        if (work) {
-          line += fmt::format(", {} reused from {}", reused, work->folder());
-          if (const auto other = work->count_other_files(keys))
-            line += fmt::format(" ({} other files there, of other parameters, left alone)", other);
-        }
-        std::cerr << line << "\n";
-      }
-      status = write_results(o, argv, plan, results);
-    }
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  // Every rank ends with rank 0's status (a failure on rank 0 ends the others with 1).
-  status = ranks.broadcast(master && failure ? 1 : status);
+// Every rank ends with rank 0's status (a failure on rank 0 ends the others with 1).
+int finish_ranks(SweepRanks& ranks, int status, const std::exception_ptr& failure) {
+  status = ranks.broadcast(ranks.rank() == 0 && failure ? 1 : status);
   if (failure && ranks.size() > 1) {
     try {
       std::rethrow_exception(failure);
@@ -173,45 +127,59 @@ int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv, bool 
   return status;
 }
 
+int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv, bool check_only) {
+  if (check_only) {
+    // Checks the flags and the grid only: no ranks, and --work-dir is not created.
+    prepare(o, false);
+    return 0;
+  }
+  SweepRanks ranks;
+  const bool master = ranks.rank() == 0;
+  int status = 0;
+  const std::unique_ptr<SweepPlan> prepared = prepare_on_every_rank(o, ranks, status);
+  if (!prepared) return status;
+  const SweepPlan& plan = *prepared;
+  const int tasks = plan.tasks();
+  std::optional<SweepWorkDir> work;
+  SweepTasks sweep;  // rank 0's: the others take their tasks from it
+  if (master) {
+    if (!o.work_dir.empty()) work.emplace(o.work_dir);
+    sweep = sweep_tasks(plan, work ? &*work : nullptr);
+    for (const auto& problem : sweep.problems) std::cerr << "headspec: warning: " << problem << "; computing it again\n";
+  }
+  std::vector<std::atomic<int>> computed_by(static_cast<std::size_t>(ranks.size()));
+  Progress progress("sweep", static_cast<double>(sweep.todo.size()));
+  std::atomic<long long> done{0};
+  auto run_task = [&](int task) { return plan.run_task(task); };
+  auto task_done = [&](int task, Trajectory&& result, int by_rank) {
+    if (task < 0 || task >= tasks) throw std::runtime_error(fmt::format("sweep: task {} out of range", task));
+    // Stored before it counts as done: a sweep killed after this line finds the run on disk.
+    if (work) work->store(sweep.keys[static_cast<std::size_t>(task)], result);
+    sweep.results[static_cast<std::size_t>(task)] = std::move(result);
+    ++computed_by[static_cast<std::size_t>(by_rank)];
+    progress.update(fmt::format("{} of {} runs", done + 1, sweep.todo.size()), static_cast<double>(++done));
+  };
+  std::exception_ptr failure;
+  try {
+    ranks.run_tasks(sweep.todo, run_task, task_done);
+    if (master) {
+      progress.finish();
+      report_counts(ranks, tasks, done.load(), tasks - static_cast<int>(sweep.todo.size()), computed_by, work,
+                    sweep.keys);
+      status = write_results(o, argv, plan, sweep.results);
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  return finish_ranks(ranks, status, failure);
+}
+
 }  // namespace
 
 Command add_sweep_command(CLI::App& app) {
   auto opts = std::make_shared<SweepOptions>();
   CLI::App* sub = app.add_subcommand("sweep", "a grid over model flags × runs on any engine: tidy CSV and summary");
-  add_model_options(sub, opts->sweep.model);
-  add_run_options(sub, opts->run);
-  sub->add_option("--grid", opts->sweep.grid,
-                  "axes 'key=v1,v2;key=a:b;nu=1,1|5,5': model flag names without dashes (and D for gram, dense); "
-                  "a:b an integer range, '|' separates vector values")
-      ->required();
-  sub->add_option("--engine", opts->sweep.engine, "theory | gram | dense")->capture_default_str();
-  sub->add_option("--D", opts->sweep.D, "token dimension (gram, dense)")->capture_default_str();
-  sub->add_option("--runs", opts->sweep.runs, "runs per grid point (run k uses seed + k)")->capture_default_str();
-  sub->add_option("--test-samples", opts->sweep.test_samples, "fresh samples per error estimate (gram, dense)")
-      ->capture_default_str();
-  sub->add_option("--mc", opts->sweep.mc, "theory: Monte Carlo samples per evaluation")->capture_default_str();
-  sub->add_flag("--mc-resample", opts->sweep.mc_resample, "theory: fresh samples at every step");
-  sub->add_option("--integrator", opts->sweep.integrator, "theory: rk4 | dopri5 | euler | heun");
-  sub->add_option("--dt", opts->sweep.dt, "theory: time step")->capture_default_str();
-  sub->add_option("--init-D", opts->sweep.init_D, "theory: D of the initial state")->capture_default_str();
-  sub->add_option("--init-engine", opts->sweep.init_engine, "theory: engine of the initial state (dense | gram)")
-      ->capture_default_str();
-  sub->add_option("--until-converged", opts->sweep.until_converged,
-                  "theory: stop a run once every |derivative| is below this");
-  sub->add_option("--until-error-settled", opts->sweep.until_error_settled,
-                  "theory: stop a run once the recorded error's means over the four quarters of the last "
-                  "--error-window differ by less than this fraction of the last one");
-  sub->add_option("--error-window", opts->sweep.error_window,
-                  "theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals")
-      ->capture_default_str();
-  sub->add_option("--delta", opts->sweep.delta, "specialisation threshold δ (docs/model.md §10)")->capture_default_str();
-  sub->add_flag("--stop-when-specialised", opts->sweep.stop_when_specialised,
-                "gram, dense: stop a run once every direction of prior mean zero has specialised");
-  sub->add_option("--summary", opts->summary,
-                  "CSV of final values per (point, run) with tau_f (and tau_tilde_f = tau_f / ln D)");
-  sub->add_option("--work-dir", opts->work_dir,
-                  "folder keeping each finished (point, run), written atomically: the same command run again "
-                  "(after a kill) computes only the runs not there");
+  add_parameters(sub, sweep_parameters(), *opts);
   return {sub, [opts](const std::vector<std::string>& argv, bool check_only) { return run_sweep(*opts, argv, check_only); }};
 }
 

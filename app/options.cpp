@@ -15,41 +15,43 @@
 
 namespace headspec::app {
 
-void add_model_options(CLI::App* app, ModelOptions& o) {
-  app->add_option("--prior", o.prior, "prior on θ: flip | gauss | spike | mixture:FILE")->capture_default_str();
-  app->add_option("--nu", o.nu, "signal strengths ν_f, comma-separated; F is their count")->capture_default_str();
-  app->add_option("--L", o.L, "sequence length")->capture_default_str();
-  app->add_option("--H", o.H, "number of heads")->capture_default_str();
-  app->add_option("--activation", o.activation, activation_names(" | "))->capture_default_str();
-  app->add_option("--readout", o.readout, "learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)")
-      ->capture_default_str();
-  app->add_option("--readout-lr", o.readout_lr, "readout learning rate η_c (default: η)");
-  app->add_option("--lr", o.lr, "learning rate η")->capture_default_str();
-  app->add_option("--batch", o.batch, "mini-batch size B")->capture_default_str();
-  app->add_option("--noise", o.noise, "label noise variance Δ")->capture_default_str();
-  app->add_option("--q0", o.q0, "initial key variance")->capture_default_str();
+void check_out(const std::string& out) {
+  if (!out.empty()) check_output_path(out, "--out");
 }
 
-void add_run_options(CLI::App* app, RunOptions& o) {
-  app->add_option("--T", o.T, "horizon in t = n/D")->capture_default_str();
-  app->add_option("--record-every", o.record_every, "recording interval in t")->capture_default_str();
-  app->add_option("--seed", o.seed, "random seed; run k uses seed + k")->capture_default_str();
-  app->add_option("--out", o.out, "CSV output file (stdout if absent); FILE.json gets every parameter");
-}
-
-void validate_run(const RunOptions& o) {
-  check_horizon(o.T, o.record_every);
-  checked_seed(o.seed);
-  if (!o.out.empty()) check_output_path(o.out, "--out");
-}
-
-void write_output(const RunOptions& run, const std::string& csv, const nlohmann::json& sidecar) {
-  if (run.out.empty()) {
+void write_output(const std::string& out, const std::string& csv, const nlohmann::json& sidecar) {
+  if (out.empty()) {
     std::cout << csv << std::flush;
     return;
   }
-  write_file_atomic(run.out + ".json", sidecar.dump(2) + "\n");
-  write_file_atomic(run.out, csv);
+  write_file_atomic(out + ".json", sidecar.dump(2) + "\n");
+  write_file_atomic(out, csv);
+}
+
+int record_divergence(const std::vector<const Trajectory*>& trajectories, nlohmann::json& sidecar) {
+  int status = 0;
+  for (std::size_t k = 0; k < trajectories.size(); ++k)
+    if (trajectories[k]->diverged) {
+      sidecar["diverged"].push_back({{"run", k}, {"t", trajectories[k]->diverged_at}});
+      status = 3;
+    }
+  return status;
+}
+
+std::vector<const Record*> record_rows(const std::vector<const Trajectory*>& trajectories) {
+  std::vector<const Record*> rows;
+  for (const Trajectory* tr : trajectories)
+    for (const auto& r : tr->records) rows.push_back(&r);
+  return rows;
+}
+
+void report_divergence(const std::vector<const Trajectory*>& trajectories, double lr) {
+  for (std::size_t k = 0; k < trajectories.size(); ++k)
+    if (trajectories[k]->diverged)
+      std::cerr << fmt::format(
+          "headspec: run {} diverged (NaN or overflow) at t = {}; the rows before it are kept; try a smaller "
+          "--lr (now {})\n",
+          k, trajectories[k]->diverged_at, lr);
 }
 
 Progress::Progress(std::string label, double total)

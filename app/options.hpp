@@ -1,37 +1,52 @@
 #pragma once
-// Flags shared by the subcommands (docs/cli.md "Model flags").
+// The subcommands' flags from the parameter table, and their output (docs/cli.md).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "headspec/model.hpp"
-#include "headspec/settings.hpp"
-#include "headspec/simulation.hpp"
+#include <type_traits>
+#include <variant>
+
+#include "headspec/command_settings.hpp"
+#include "headspec/parameters.hpp"
 
 namespace headspec::app {
 
-/// The model flags are the library's ModelSettings (one parser for the CLI and Python).
-using ModelOptions = ModelSettings;
+/// The CLI11 options of a subcommand, from its parameter table (docs/cli.md "Parameters"):
+/// `--name`, the table's help, the default printed where the table says so.
+template <class S>
+void add_parameters(CLI::App* app, const ParameterTable<S>& table, S& settings) {
+  for (const auto& p : table) {
+    const std::string flag = "--" + p.name;
+    CLI::Option* opt = std::visit(
+        [&](auto* v) -> CLI::Option* {
+          using T = std::remove_cvref_t<decltype(*v)>;
+          if constexpr (std::is_same_v<T, bool>)
+            return app->add_flag(flag, *v, p.help);
+          else if constexpr (std::is_same_v<T, std::vector<double>>)
+            return app->add_option(flag, *v, p.help)->delimiter(',');
+          else
+            return app->add_option(flag, *v, p.help);
+        },
+        p.field(settings));
+    if (p.flags & kShowDefault) opt->capture_default_str();
+    if (p.flags & kRequired) opt->required();
+  }
+}
 
-struct RunOptions {
-  double T = 20;
-  double record_every = 1;
-  int64_t seed = 1;
-  std::string out;
-};
-
-void add_model_options(CLI::App* app, ModelOptions& o);
-void add_run_options(CLI::App* app, RunOptions& o);
-
-/// Builds and validates the model; throws UsageError naming the flag.
-inline ModelSpec make_model(const ModelOptions& o) { return o.to_spec(); }
-/// Validates T, record interval, seed and the output path; throws UsageError.
-void validate_run(const RunOptions& o);
-
+/// Checks the output path of --out (when given); throws UsageError.
+void check_out(const std::string& out);
 
 /// Writes the CSV to --out (atomically, with FILE.json beside it) or to stdout.
-void write_output(const RunOptions& run, const std::string& csv, const nlohmann::json& sidecar);
+void write_output(const std::string& out, const std::string& csv, const nlohmann::json& sidecar);
+
+/// Lists the diverged runs in the sidecar ("diverged": [{run, t}]); returns 3 if any did, else 0.
+int record_divergence(const std::vector<const Trajectory*>& trajectories, nlohmann::json& sidecar);
+/// One line on stderr per diverged run, suggesting a smaller --lr (now `lr`).
+void report_divergence(const std::vector<const Trajectory*>& trajectories, double lr);
+/// The rows of every run, run by run, for format_csv.
+std::vector<const Record*> record_rows(const std::vector<const Trajectory*>& trajectories);
 
 /// A progress line on stderr, only when stderr is a terminal; at most ~5 updates/s.
 class Progress {

@@ -1,6 +1,7 @@
-// The compiled part of the Python module: bindings only. Keywords are the CLI's flag
-// names; every check and computation is the library's (errors: UsageError → ValueError
-// with the CLI's message).
+// The compiled part of the Python module: bindings only. Every function takes the keywords
+// of its subcommand's parameter table (the CLI's flags with '_' for '-', the same defaults;
+// docs/cli.md "Parameters"), checked and run by the library; a ParameterError becomes
+// ValueError (headspec.UsageError) naming the keyword.
 #include <fmt/format.h>
 #include <pybind11/complex.h>
 #include <pybind11/numpy.h>
@@ -8,17 +9,21 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <algorithm>
 #include <complex>
+#include <functional>
+#include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "headspec/bayes.hpp"
+#include "headspec/command_settings.hpp"
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
-#include "headspec/linearisation.hpp"
+#include "headspec/linearise_study.hpp"
 #include "headspec/mnist_data.hpp"
 #include "headspec/mnist_engine.hpp"
-#include "headspec/settings.hpp"
-#include "headspec/study_checks.hpp"
+#include "headspec/parameters.hpp"
 #include "headspec/sweep_plan.hpp"
 #include "headspec/theory_runs.hpp"
 #include "headspec/version.hpp"
@@ -28,23 +33,116 @@ using namespace headspec;
 
 namespace {
 
-ModelSettings settings(const std::string& prior, const std::vector<double>& nu, int L, int H,
-                       const std::string& activation, const std::string& readout, std::optional<double> readout_lr,
-                       double lr, int batch, double noise, double q0) {
-  ModelSettings s;
-  s.prior = prior;
-  s.nu = fmt::format("{}", fmt::join(nu, ","));
-  s.L = L;
-  s.H = H;
-  s.activation = activation;
-  s.readout = readout;
-  if (readout_lr) s.readout_lr = fmt::format("{}", *readout_lr);
-  s.lr = lr;
-  s.batch = batch;
-  s.noise = noise;
-  s.q0 = q0;
+// ---- keywords from the parameter table ----
+
+std::string type_name(const FieldRef& field, unsigned flags) {
+  if (flags & kNumbersText) return "numbers";
+  return std::visit(
+      [](auto* v) -> std::string {
+        using T = std::remove_cvref_t<decltype(*v)>;
+        if constexpr (std::is_same_v<T, bool>) return "flag";
+        else if constexpr (std::is_same_v<T, std::string>) return "text";
+        else if constexpr (std::is_same_v<T, double>) return "float";
+        else if constexpr (std::is_same_v<T, std::vector<double>>) return "float list";
+        else return "int";
+      },
+      field);
+}
+
+bool is_number(py::handle v) {
+  return !py::isinstance<py::bool_>(v) && (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v) ||
+                                           py::hasattr(v, "__float__"));
+}
+
+// "2,2" as the command line writes it, from text, a number or a sequence of numbers.
+std::string numbers_text(py::handle v) {
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (is_number(v)) return fmt::format("{}", v.cast<double>());
+  return fmt::format("{}", fmt::join(v.cast<std::vector<double>>(), ","));
+}
+
+std::string text(py::handle v) {
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  return py::module_::import("os").attr("fspath")(v).cast<std::string>();  // a path
+}
+
+template <class T>
+T integer(py::handle v, const std::string& name) {
+  if (py::isinstance<py::bool_>(v) || py::isinstance<py::float_>(v)) throw py::cast_error();
+  const auto x = v.cast<int64_t>();
+  if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max())
+    throw ParameterError(name, fmt::format("{} is out of range", x));
+  return static_cast<T>(x);
+}
+
+void set_from_python(const FieldRef& field, const std::string& name, unsigned flags, py::handle v) {
+  try {
+    std::visit(
+        [&](auto* f) {
+          using T = std::remove_cvref_t<decltype(*f)>;
+          if constexpr (std::is_same_v<T, bool>) *f = v.cast<bool>();
+          else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) *f = integer<T>(v, name);
+          else if constexpr (std::is_same_v<T, double>) *f = v.cast<double>();
+          else if constexpr (std::is_same_v<T, std::string>) *f = (flags & kNumbersText) ? numbers_text(v) : text(v);
+          else *f = is_number(v) ? std::vector<double>{v.cast<double>()} : v.cast<std::vector<double>>();
+        },
+        field);
+  } catch (const py::cast_error&) {
+    throw ParameterError(name, fmt::format("expected {}, got {}", type_name(field, flags), py::repr(v).cast<std::string>()));
+  } catch (const py::error_already_set&) {
+    throw ParameterError(name, fmt::format("expected {}, got {}", type_name(field, flags), py::repr(v).cast<std::string>()));
+  }
+}
+
+// The settings of `command` from its keywords (None: the default); unknown keywords and
+// the CLI-only flags are TypeErrors, as for any Python function.
+template <class S>
+S settings_from(const ParameterTable<S>& table, const py::kwargs& kwargs, const char* command) {
+  S s;
+  std::vector<std::string> given;
+  for (auto item : kwargs) {
+    const auto key = item.first.cast<std::string>();
+    const Parameter<S>* p = nullptr;
+    for (const auto& q : table)
+      if (!q.cli_only() && keyword_of(q.name) == key) p = &q;
+    if (p == nullptr) throw py::type_error(fmt::format("{}() got an unexpected keyword argument '{}'", command, key));
+    given.push_back(key);
+    if (!item.second.is_none()) set_from_python(p->field(s), p->name, p->flags, item.second);
+  }
+  for (const auto& p : table)
+    if ((p.flags & kRequired) && std::find(given.begin(), given.end(), keyword_of(p.name)) == given.end())
+      throw py::type_error(fmt::format("{}() missing required keyword argument '{}'", command, keyword_of(p.name)));
   return s;
 }
+
+// The table as Python sees it: one dict per flag (keyword, name, type, default, help,
+// required, cli_only); an empty text default is None.
+template <class S>
+py::list describe(const ParameterTable<S>& table) {
+  S s;
+  py::list out;
+  for (const auto& p : table) {
+    py::dict d;
+    d["name"] = p.name;
+    d["keyword"] = keyword_of(p.name);
+    d["type"] = type_name(p.field(s), p.flags);
+    d["help"] = p.help;
+    d["required"] = (p.flags & kRequired) != 0;
+    d["cli_only"] = p.cli_only();
+    d["default"] = std::visit(
+        [](auto* v) -> py::object {
+          using T = std::remove_cvref_t<decltype(*v)>;
+          if constexpr (std::is_same_v<T, std::string>)
+            if (v->empty()) return py::none();
+          return py::cast(*v);
+        },
+        p.field(s));
+    out.append(d);
+  }
+  return out;
+}
+
+py::object from_json(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
 
 py::dict records_to_arrays(const std::vector<const Record*>& rows, int H, int F) {
   const auto n = static_cast<py::ssize_t>(rows.size());
@@ -87,145 +185,91 @@ py::dict model_dict(const ModelSpec& m) {
   return py::module_::import("json").attr("loads")(j.dump());
 }
 
-py::dict simulate(const std::string& engine, int64_t D, double T, double record_every, int test_samples,
-                  int64_t seed, int runs, const std::string& prior, const std::vector<double>& nu, int L, int H,
-                  const std::string& activation, const std::string& readout, std::optional<double> readout_lr,
-                  double lr, int batch, double noise, double q0) {
-  const ModelSpec model = settings(prior, nu, L, H, activation, readout, readout_lr, lr, batch, noise, q0).to_spec();
-  SimulationSpec sim;
-  sim.D = D;
-  sim.T = T;
-  sim.record_every = record_every;
-  sim.test_samples = test_samples;
-  sim.seed = checked_seed(seed);
-  sim.runs = runs;
-  sim.validate();
-  const EngineFactory factory = sgd_engine_factory(engine, model, D);
+// ---- the subcommands ----
+
+// The rows of every run and the runs that diverged, (run, t).
+std::pair<py::dict, py::list> trajectory_arrays(const std::vector<const Trajectory*>& runs, int H, int F) {
+  std::vector<const Record*> rows;
+  py::list diverged;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    for (const auto& r : runs[k]->records) rows.push_back(&r);
+    if (runs[k]->diverged) diverged.append(py::make_tuple(k, runs[k]->diverged_at));
+  }
+  return {records_to_arrays(rows, H, F), diverged};
+}
+
+py::dict simulate(const py::kwargs& kwargs) {
+  const SimulateSettings s = settings_from(simulate_parameters(), kwargs, "simulate");
+  const ModelSpec model = s.to_spec();
+  const SimulationSpec sim = s.simulation();
+  const EngineFactory factory = sgd_engine_factory(s.engine, model, s.D);
   std::vector<Trajectory> trajectories;
   {
     py::gil_scoped_release release;
     trajectories = run_sgd_runs(factory, model, sim);
   }
-  std::vector<const Record*> rows;
-  py::list diverged;
-  for (std::size_t k = 0; k < trajectories.size(); ++k) {
-    for (const auto& r : trajectories[k].records) rows.push_back(&r);
-    if (trajectories[k].diverged) diverged.append(py::make_tuple(k, trajectories[k].diverged_at));
-  }
-  py::dict out = records_to_arrays(rows, model.H, model.F());
+  std::vector<const Trajectory*> runs;
+  for (const auto& tr : trajectories) runs.push_back(&tr);
+  auto [out, diverged] = trajectory_arrays(runs, model.H, model.F());
   out["model"] = model_dict(model);
-  out["simulation"] = py::dict(py::arg("engine") = engine, py::arg("D") = D, py::arg("T") = T,
-                               py::arg("record_every") = record_every, py::arg("test_samples") = test_samples,
-                               py::arg("seed") = seed, py::arg("runs") = runs);
+  out["simulation"] = from_json(sidecar_parameters(simulate_parameters(), s)["simulation"]);
   out["diverged"] = diverged;
   return out;
 }
 
-py::dict theory(double T, double record_every, int64_t seed, int64_t mc, bool mc_resample,
-                const std::string& integrator, double dt, int64_t init_D, const std::string& init_engine, int runs,
-                bool keep_R, double until_converged, const std::string& prior, const std::vector<double>& nu, int L,
-                int H, const std::string& activation, const std::string& readout,
-                std::optional<double> readout_lr, double lr, int batch, double noise, double q0) {
-  const ModelSpec model = settings(prior, nu, L, H, activation, readout, readout_lr, lr, batch, noise, q0).to_spec();
-  TheoryRunsSpec spec;
-  spec.mc = mc;
-  spec.mc_resample = mc_resample;
-  spec.integrator = integrator;
-  spec.dt = dt;
-  spec.T = T;
-  spec.record_every = record_every;
-  spec.until_converged = until_converged;
-  spec.init_D = init_D;
-  spec.init_engine = init_engine;
-  spec.runs = runs;
-  spec.seed = checked_seed(seed);
-  spec.keep_R = keep_R;
-  const TheoryRuns theory_runs(model, spec);
+py::dict theory(const py::kwargs& kwargs) {
+  const TheorySettings s = settings_from(theory_parameters(), kwargs, "theory");
+  const ModelSpec model = s.to_spec();
+  const TheoryRuns theory_runs(model, s.runs_spec());
   std::vector<TheoryResult> results;
   {
     py::gil_scoped_release release;
     results = theory_runs.run();
   }
-  std::vector<const Record*> rows;
-  py::list diverged, converged;
+  std::vector<const Trajectory*> runs;
+  py::list converged;
   for (std::size_t k = 0; k < results.size(); ++k) {
-    for (const auto& r : results[k].trajectory.records) rows.push_back(&r);
-    if (results[k].trajectory.diverged) diverged.append(py::make_tuple(k, results[k].trajectory.diverged_at));
+    runs.push_back(&results[k].trajectory);
     if (results[k].converged) converged.append(py::make_tuple(k, results[k].converged_at));
   }
-  py::dict out = records_to_arrays(rows, model.H, model.F());
+  auto [out, diverged] = trajectory_arrays(runs, model.H, model.F());
+  nlohmann::json settings = sidecar_parameters(theory_parameters(), s)["theory"];
+  settings["mc_resample"] = s.mc_resample;
+  settings["integrator"] = to_string(theory_runs.integration().method);
   out["model"] = model_dict(model);
-  out["theory"] = py::dict(py::arg("mc") = mc, py::arg("mc_resample") = mc_resample,
-                           py::arg("integrator") = to_string(theory_runs.integration().method), py::arg("dt") = dt,
-                           py::arg("T") = T, py::arg("record_every") = record_every, py::arg("seed") = seed,
-                           py::arg("init_D") = init_D, py::arg("init_engine") = init_engine, py::arg("runs") = runs,
-                           py::arg("keep_R") = keep_R, py::arg("until_converged") = until_converged);
+  out["theory"] = from_json(settings);
   out["diverged"] = diverged;
   out["converged"] = converged;
   return out;
 }
 
-py::dict bayes(const std::string& prior, const std::vector<double>& nu, int L, double noise, int64_t samples,
-               int64_t seed, const std::string& method) {
-  ModelSettings s;
-  s.prior = prior;
-  s.nu = fmt::format("{}", fmt::join(nu, ","));
-  s.L = L;
-  s.noise = noise;
+py::dict bayes(const py::kwargs& kwargs) {
+  const BayesSettings s = settings_from(bayes_parameters(), kwargs, "bayes");
   const ModelSpec m = s.to_spec();
+  s.check();
   py::dict out;
-  if (method == "quadrature") {
-    py::gil_scoped_release release;
-    const double v = bayes_error_quadrature(m.prior, m.L, m.noise);
-    py::gil_scoped_acquire acquire;
+  if (s.method == "quadrature") {
+    double v = 0;
+    {
+      py::gil_scoped_release release;
+      v = bayes_error_quadrature(m.prior, m.L, m.noise);
+    }
     out["mmse"] = v;
     out["stderr"] = 0.0;
-  } else if (method == "mc") {
-    if (samples < 2) throw UsageError(fmt::format("--samples: need at least 2, got {}", samples));
-    const uint32_t seed32 = checked_seed(seed);
+  } else {
     MeanEstimate e;
     {
       py::gil_scoped_release release;
-      e = bayes_error_mc(m.prior, m.L, m.noise, samples, seed32);
+      e = bayes_error_mc(m.prior, m.L, m.noise, s.samples, static_cast<uint32_t>(s.seed));
     }
     out["mmse"] = e.mean;
     out["stderr"] = e.stderr_;
-  } else {
-    throw UsageError(fmt::format("--method: unknown method '{}' (mc, quadrature)", method));
   }
   return out;
 }
 
-
-// `headspec mnist` (docs/model.md §11): the library calls of app/cmd_mnist.cpp.
-py::dict mnist(double T, double record_every, int64_t seed, int runs, int test_samples, double train_fraction,
-               int64_t split_seed, double delta, const std::string& data, double nu, int L, int H,
-               const std::string& activation, const std::string& readout, std::optional<double> readout_lr, double lr,
-               int batch, double noise, double q0) {
-  const ModelSpec model =
-      settings("flip", {nu}, L, H, activation, readout, readout_lr, lr, batch, noise, q0).to_spec();
-  check_horizon(T, record_every);
-  check_runs(checked_seed(seed), runs);
-  check_mnist_flags(model, test_samples, split_seed, train_fraction, delta);
-  MnistStudySpec spec;
-  spec.nu = nu;
-  spec.delta = delta;
-  spec.sim.D = MnistEngine::D;
-  spec.sim.T = T;
-  spec.sim.record_every = record_every;
-  spec.sim.test_samples = test_samples;
-  spec.sim.seed = static_cast<uint32_t>(seed);
-  spec.sim.runs = runs;
-  std::vector<MnistRun> results;
-  {
-    py::gil_scoped_release release;
-    const MnistDigits digits = load_mnist(data);
-    const MnistSplit split = split_mnist(digits, train_fraction, static_cast<uint32_t>(split_seed));
-    const MnistTask task = MnistTask::build(digits, split);
-    results = run_mnist(task, model, spec);
-  }
-  std::vector<const Record*> rows;
-  py::list diverged;
+// The final keys (runs × H × 28 × 28) and τ (runs × 10) of the MNIST runs.
+std::pair<py::array_t<double>, py::array_t<double>> keys_and_tau(const std::vector<MnistRun>& results, int H) {
   const auto n_runs = static_cast<py::ssize_t>(results.size());
   py::array_t<double> keys({n_runs, py::ssize_t(H), py::ssize_t(kMnistSide), py::ssize_t(kMnistSide)});
   py::array_t<double> tau({n_runs, py::ssize_t(kMnistClasses)});
@@ -233,21 +277,36 @@ py::dict mnist(double T, double record_every, int64_t seed, int runs, int test_s
   auto tau_ = tau.mutable_unchecked<2>();
   for (py::ssize_t k = 0; k < n_runs; ++k) {
     const MnistRun& r = results[k];
-    for (const auto& rec : r.trajectory.records) rows.push_back(&rec);
-    if (r.trajectory.diverged) diverged.append(py::make_tuple(k, r.trajectory.diverged_at));
     for (int h = 0; h < H; ++h)
       for (int p = 0; p < kMnistPixels; ++p) keys_(k, h, p / kMnistSide, p % kMnistSide) = r.keys[h * kMnistPixels + p];
     for (int c = 0; c < kMnistClasses; ++c) tau_(k, c) = r.tau[c];
   }
-  py::dict out = records_to_arrays(rows, model.H, kMnistClasses);
+  return {keys, tau};
+}
+
+// `headspec mnist` (docs/model.md §11): the library calls of the command line.
+py::dict mnist(const py::kwargs& kwargs) {
+  const MnistSettings s = settings_from(mnist_parameters(), kwargs, "mnist");
+  ModelSpec model;
+  const MnistStudySpec spec = s.study(model);
+  std::vector<MnistRun> results;
+  {
+    py::gil_scoped_release release;
+    const MnistDigits digits = load_mnist(s.data);
+    const MnistTask task = MnistTask::build(digits, split_mnist(digits, s.train_fraction, static_cast<uint32_t>(s.split_seed)));
+    results = run_mnist(task, model, spec);
+  }
+  std::vector<const Trajectory*> runs;
+  for (const auto& r : results) runs.push_back(&r.trajectory);
+  auto [out, diverged] = trajectory_arrays(runs, model.H, kMnistClasses);
+  auto [keys, tau] = keys_and_tau(results, model.H);
   out["keys"] = keys;
   out["tau"] = tau;
   out["model"] = model_dict(model);
-  out["simulation"] = py::dict(py::arg("engine") = "mnist", py::arg("D") = MnistEngine::D, py::arg("T") = T,
-                               py::arg("record_every") = record_every, py::arg("test_samples") = test_samples,
-                               py::arg("seed") = seed, py::arg("runs") = runs, py::arg("delta") = delta,
-                               py::arg("nu") = nu, py::arg("train_fraction") = train_fraction,
-                               py::arg("split_seed") = split_seed, py::arg("data") = data);
+  nlohmann::json sim = sidecar_parameters(mnist_parameters(), s)["simulation"];
+  sim.update({{"engine", "mnist"}, {"D", MnistEngine::D}, {"nu", spec.nu}, {"train_fraction", s.train_fraction},
+              {"split_seed", s.split_seed}, {"data", s.data}});
+  out["simulation"] = from_json(sim);
   out["diverged"] = diverged;
   return out;
 }
@@ -266,30 +325,8 @@ py::dict op_dict(const OrderParameters& op) {
   return py::dict(py::arg("M") = M, py::arg("Q") = Q, py::arg("c") = c);
 }
 
-// `headspec linearise` for one Monte Carlo seed, without the growth check and the τ^s
-// prediction (those are app/cmd_linearise.cpp's): LinearisationResult as arrays.
-py::dict linearise_model(int64_t mc, int64_t seed, double dt, double T_max, int64_t approach_mc, double settle,
-                         int newton_iterations, double fd_step, int direction, const std::string& prior,
-                         const std::vector<double>& nu, int L, int H, const std::string& activation,
-                         const std::string& readout, std::optional<double> readout_lr, double lr, int batch,
-                         double noise, double q0) {
-  const ModelSpec model = settings(prior, nu, L, H, activation, readout, readout_lr, lr, batch, noise, q0).to_spec();
-  LinearisationSpec spec;
-  spec.mc = mc;
-  spec.seed = checked_seed(seed);
-  spec.dt = dt;
-  spec.T_max = T_max;
-  spec.approach_mc = approach_mc;
-  spec.settle = settle;
-  spec.newton_iterations = newton_iterations;
-  spec.fd_step = fd_step;
-  spec.direction = linearisation_direction(direction, model);
-  spec.validate(model);
-  LinearisationResult r;
-  {
-    py::gil_scoped_release release;
-    r = linearise(model, spec);
-  }
+// One seed's LinearisationResult as arrays.
+py::dict linearisation_arrays(const LinearisationResult& r) {
   const auto n = static_cast<py::ssize_t>(r.coordinates.size());
   py::array_t<double> jacobian({n, n}), spread_mode(n);
   py::array_t<std::complex<double>> eigenvalues(r.eigenvalues.size());
@@ -323,79 +360,66 @@ py::dict linearise_model(int64_t mc, int64_t seed, double dt, double T_max, int6
   out["odd_even_coupling"] = r.odd_even_coupling;
   out["raw_engine_spread_bias"] = r.raw_spread_bias;
   out["spread_mode"] = spread_mode;
-  out["model"] = model_dict(model);
   return out;
 }
 
-// `headspec sweep` without its files: the library's plan, runs and tables (sweep_plan.hpp)
-// as arrays. A cell a grid point lacks (its H, F or readout has fewer columns) is NaN.
-py::dict sweep(const std::string& grid, const std::string& engine, int64_t D, double T, double record_every,
-               int64_t seed, int runs, int test_samples, int64_t mc, bool mc_resample, const std::string& integrator,
-               double dt, int64_t init_D, const std::string& init_engine, double until_converged,
-               double until_error_settled, double error_window, double delta, bool stop_when_specialised,
-               const std::string& prior, const std::vector<double>& nu, int L, int H, const std::string& activation,
-               const std::string& readout, std::optional<double> readout_lr, double lr, int batch, double noise,
-               double q0) {
-  SweepSettings o;
-  o.model = settings(prior, nu, L, H, activation, readout, readout_lr, lr, batch, noise, q0);
-  o.grid = grid;
-  o.engine = engine;
-  o.D = D;
-  o.T = T;
-  o.record_every = record_every;
-  o.seed = seed;
-  o.runs = runs;
-  o.test_samples = test_samples;
-  o.mc = mc;
-  o.mc_resample = mc_resample;
-  o.integrator = integrator;
-  o.dt = dt;
-  o.init_D = init_D;
-  o.init_engine = init_engine;
-  o.until_converged = until_converged;
-  o.until_error_settled = until_error_settled;
-  o.error_window = error_window;
-  o.delta = delta;
-  o.stop_when_specialised = stop_when_specialised;
-  const SweepPlan plan(o);
-  SweepTable table;
+// `headspec linearise`: the first seed's result as arrays; the growth check, the rate along
+// the trajectory, the prediction, the other seeds and λ⁺ over the seeds as the CLI's JSON.
+py::dict linearise_model(const py::kwargs& kwargs) {
+  const LineariseSettings s = settings_from(linearise_parameters(), kwargs, "linearise");
+  const LineariseStudy study = prepare_linearise(s);
+  LineariseOutcome outcome;
   {
     py::gil_scoped_release release;
-    table = sweep_table(plan, run_sweep(plan));
+    outcome = run_linearise_study(s, study);
   }
+  py::dict out = linearisation_arrays(outcome.results.front());
+  for (const char* key : {"growth", "along", "prediction", "other_seeds", "lambda_plus_over_seeds", "settings"})
+    if (outcome.document.contains(key)) out[key] = from_json(outcome.document[key]);
+  out["model"] = model_dict(study.model);
+  return out;
+}
+
+// ---- sweep ----
+
+py::array_t<double> numbers(std::size_t n, const std::function<std::optional<double>(std::size_t)>& value) {
+  py::array_t<double> a(static_cast<py::ssize_t>(n));
+  auto a_ = a.mutable_unchecked<1>();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::optional<double> v = value(i);
+    a_(static_cast<py::ssize_t>(i)) = v ? *v : std::nan("");
+  }
+  return a;
+}
+
+py::array_t<int> integers(std::size_t n, const std::function<int(std::size_t)>& value) {
+  py::array_t<int> a(static_cast<py::ssize_t>(n));
+  auto a_ = a.mutable_unchecked<1>();
+  for (std::size_t i = 0; i < n; ++i) a_(static_cast<py::ssize_t>(i)) = value(i);
+  return a;
+}
+
+// The grid columns, the point's index, run, t and the value columns of `rows`.
+template <class Row>
+py::dict table_dict(const SweepPlan& plan, const SweepTable& table, const std::vector<Row>& rows) {
   const auto numpy = py::module_::import("numpy");
-  auto numbers = [](std::size_t n, auto&& value) {
-    py::array_t<double> a(static_cast<py::ssize_t>(n));
-    auto a_ = a.mutable_unchecked<1>();
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::optional<double> v = value(i);
-      a_(static_cast<py::ssize_t>(i)) = v ? *v : std::nan("");
-    }
-    return a;
-  };
-  auto integers = [](std::size_t n, auto&& value) {
-    py::array_t<int> a(static_cast<py::ssize_t>(n));
-    auto a_ = a.mutable_unchecked<1>();
-    for (std::size_t i = 0; i < n; ++i) a_(static_cast<py::ssize_t>(i)) = value(i);
-    return a;
-  };
-  // The grid columns, the point's index, run; then the caller's columns.
-  auto table_dict = [&](const auto& rows) {
-    py::dict d;
-    for (std::size_t a = 0; a < table.grid_columns.size(); ++a) {
-      py::list labels;
-      for (const auto& r : rows) labels.append(plan.points()[static_cast<std::size_t>(r.point)].labels[a]);
-      d[py::str(table.grid_columns[a])] = numpy.attr("array")(labels);
-    }
-    d["point"] = integers(rows.size(), [&](std::size_t i) { return rows[i].point; });
-    d["run"] = integers(rows.size(), [&](std::size_t i) { return rows[i].run; });
-    d["t"] = numbers(rows.size(), [&](std::size_t i) { return std::optional<double>(rows[i].t); });
-    for (std::size_t k = 0; k < table.value_columns.size(); ++k)
-      d[py::str(table.value_columns[k])] = numbers(rows.size(), [&](std::size_t i) { return rows[i].values[k]; });
-    return d;
-  };
-  py::dict rows = table_dict(table.rows);
-  py::dict summary = table_dict(table.summary);
+  py::dict d;
+  for (std::size_t a = 0; a < table.grid_columns.size(); ++a) {
+    py::list labels;
+    for (const auto& r : rows) labels.append(plan.points()[static_cast<std::size_t>(r.point)].labels[a]);
+    d[py::str(table.grid_columns[a])] = numpy.attr("array")(labels);
+  }
+  d["point"] = integers(rows.size(), [&](std::size_t i) { return rows[i].point; });
+  d["run"] = integers(rows.size(), [&](std::size_t i) { return rows[i].run; });
+  d["t"] = numbers(rows.size(), [&](std::size_t i) { return std::optional<double>(rows[i].t); });
+  for (std::size_t k = 0; k < table.value_columns.size(); ++k)
+    d[py::str(table.value_columns[k])] = numbers(rows.size(), [&](std::size_t i) { return rows[i].values[k]; });
+  return d;
+}
+
+// The summary CSV's columns: the table's, then diverged, converged, tau_f and tau_tilde_f.
+py::dict summary_dict(const SweepPlan& plan, const SweepTable& table) {
+  py::dict summary = table_dict(plan, table, table.summary);
   const auto& s = table.summary;
   summary["diverged"] = integers(s.size(), [&](std::size_t i) { return s[i].diverged ? 1 : 0; });
   if (table.stop_rule) {
@@ -410,75 +434,85 @@ py::dict sweep(const std::string& grid, const std::string& engine, int64_t D, do
     for (int f = 0; f < table.F; ++f)
       summary[py::str(fmt::format("tau_tilde_{}", f + 1))] =
           numbers(s.size(), [&](std::size_t i) { return s[i].tau_tilde[f]; });
-  py::list diverged;
-  for (const auto& r : s)
+  return summary;
+}
+
+// `headspec sweep` without its files: the library's plan, runs and tables
+// as arrays. A cell a grid point lacks (its H, F or readout has fewer columns) is NaN.
+py::dict sweep(const py::kwargs& kwargs) {
+  const SweepCommandSettings s = settings_from(sweep_parameters(), kwargs, "sweep");
+  const SweepPlan plan(s);
+  SweepTable table;
+  {
+    py::gil_scoped_release release;
+    table = sweep_table(plan, run_sweep(plan));
+  }
+  py::list diverged, axes;
+  for (const auto& r : table.summary)
     if (r.diverged) diverged.append(py::make_tuple(r.point, r.run, r.diverged_at));
-  py::list axes;
   for (const auto& a : plan.axes()) axes.append(py::dict(py::arg("key") = a.key, py::arg("values") = a.values));
   py::dict out;
-  out["rows"] = rows;
-  out["summary"] = summary;
+  out["rows"] = table_dict(plan, table, table.rows);
+  out["summary"] = summary_dict(plan, table);
   out["grid"] = axes;
   out["base_model"] = model_dict(plan.base_model());
   out["diverged"] = diverged;
   return out;
 }
 
+// A ParameterError as headspec.UsageError (a ValueError) naming the keyword, with the
+// keyword, the flag and the reason as attributes.
+PyObject* g_usage_error = nullptr;
+
+void translate_parameter_error(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const ParameterError& e) {
+    const std::string keyword = keyword_of(e.name());
+    py::object err = py::reinterpret_borrow<py::object>(g_usage_error)(
+        fmt::format("keyword {}=: {}", keyword, e.reason()));
+    err.attr("parameter") = keyword;
+    err.attr("flag") = "--" + e.name();
+    err.attr("reason") = e.reason();
+    PyErr_SetObject(g_usage_error, err.ptr());
+  }
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "headspec: multi-head attention in the high-dimensional single-location model (compiled core)";
-  py::register_exception<UsageError>(m, "UsageError", PyExc_ValueError);
+  g_usage_error = py::register_exception<UsageError>(m, "UsageError", PyExc_ValueError).ptr();
+  py::register_exception_translator(&translate_parameter_error);
   m.attr("__version__") = kVersion;
   m.attr("git_revision") = kGitRevision;
-  m.def("simulate", &simulate, "Finite-D online SGD (docs/model.md §1–5); returns arrays indexed by record.",
-        py::arg("engine") = "dense", py::arg("D") = 10000, py::arg("T") = 20.0, py::arg("record_every") = 1.0,
-        py::arg("test_samples") = 2000, py::arg("seed") = 1, py::arg("runs") = 1, py::arg("prior") = "flip",
-        py::arg("nu") = std::vector<double>{2.0, 2.0}, py::arg("L") = 10, py::arg("H") = 2,
-        py::arg("activation") = "softmax", py::arg("readout") = "learned", py::arg("readout_lr") = py::none(),
-        py::arg("lr") = 1.0, py::arg("batch") = 1, py::arg("noise") = 0.0, py::arg("q0") = 1.0);
+  m.def("simulate", &simulate, "Finite-D online SGD (docs/model.md §1–5), as `headspec simulate`; returns arrays indexed by record.");
   m.def("theory", &theory,
-        "The D → ∞ ODE of the order parameters (docs/model.md §6), as `headspec theory`; returns the arrays of simulate.",
-        py::arg("T") = 20.0, py::arg("record_every") = 1.0, py::arg("seed") = 1, py::arg("mc") = 10000,
-        py::arg("mc_resample") = false, py::arg("integrator") = "", py::arg("dt") = 0.05, py::arg("init_D") = 10000,
-        py::arg("init_engine") = "dense", py::arg("runs") = 1, py::arg("keep_R") = false,
-        py::arg("until_converged") = 0.0, py::arg("prior") = "flip", py::arg("nu") = std::vector<double>{2.0, 2.0},
-        py::arg("L") = 10, py::arg("H") = 2, py::arg("activation") = "softmax", py::arg("readout") = "learned",
-        py::arg("readout_lr") = py::none(), py::arg("lr") = 1.0, py::arg("batch") = 1, py::arg("noise") = 0.0,
-        py::arg("q0") = 1.0);
-  m.def("bayes", &bayes, "The Bayes-optimal error ε_Bayes (docs/model.md §8): {'mmse', 'stderr'}.", py::arg("prior") = "flip",
-        py::arg("nu") = std::vector<double>{2.0, 2.0}, py::arg("L") = 10, py::arg("noise") = 0.0,
-        py::arg("samples") = 1000000, py::arg("seed") = 1, py::arg("method") = "mc");
+        "The D → ∞ ODE of the order parameters (docs/model.md §6), as `headspec theory`; returns the arrays of simulate.");
+  m.def("bayes", &bayes, "The Bayes-optimal error ε_Bayes (docs/model.md §8), as `headspec bayes`: {'mmse', 'stderr'}.");
   m.def("mnist", &mnist,
         "The MNIST detection task (docs/model.md §11), as `headspec mnist`: the arrays of simulate (loss = test "
         "error, M over the 10 class directions), keys (runs × H × 28 × 28, final) and tau (runs × 10, NaN: "
-        "not specialised).",
-        py::arg("T") = 100.0, py::arg("record_every") = 1.0, py::arg("seed") = 1, py::arg("runs") = 1,
-        py::arg("test_samples") = 1000, py::arg("train_fraction") = 0.8, py::arg("split_seed") = 1,
-        py::arg("delta") = 1.0, py::arg("data") = std::string(HEADSPEC_SOURCE_DIR) + "/data/mnist",
-        py::arg("nu") = 1000.0, py::arg("L") = 5, py::arg("H") = 10, py::arg("activation") = "softmax",
-        py::arg("readout") = "learned", py::arg("readout_lr") = py::none(), py::arg("lr") = 1.0,
-        py::arg("batch") = 1, py::arg("noise") = 0.0, py::arg("q0") = 1.0);
+        "not specialised).");
   m.def("sweep", &sweep,
         "A grid over model flags × runs on any engine, as `headspec sweep`: {'rows': the tidy CSV's columns, "
         "'summary': the summary CSV's columns} as arrays (grid columns as strings; NaN: a cell the point lacks "
-        "or not specialised).",
-        py::arg("grid"), py::arg("engine") = "gram", py::arg("D") = 10000, py::arg("T") = 20.0,
-        py::arg("record_every") = 1.0, py::arg("seed") = 1, py::arg("runs") = 1, py::arg("test_samples") = 2000,
-        py::arg("mc") = 10000, py::arg("mc_resample") = false, py::arg("integrator") = "", py::arg("dt") = 0.05,
-        py::arg("init_D") = 10000, py::arg("init_engine") = "dense", py::arg("until_converged") = 0.0,
-        py::arg("until_error_settled") = 0.0, py::arg("error_window") = 20.0, py::arg("delta") = 0.2,
-        py::arg("stop_when_specialised") = false, py::arg("prior") = "flip",
-        py::arg("nu") = std::vector<double>{2.0, 2.0}, py::arg("L") = 10, py::arg("H") = 2,
-        py::arg("activation") = "softmax", py::arg("readout") = "learned", py::arg("readout_lr") = py::none(),
-        py::arg("lr") = 1.0, py::arg("batch") = 1, py::arg("noise") = 0.0, py::arg("q0") = 1.0);
+        "or not specialised).");
   m.def("linearise", &linearise_model,
-        "The ODE linearised at the unspecialised fixed point, as `headspec linearise` (one seed): fixed point, "
-        "Jacobian, eigenvalues, lambda_plus.",
-        py::arg("mc") = 100000, py::arg("seed") = 1, py::arg("dt") = 0.5, py::arg("T_max") = 300.0,
-        py::arg("approach_mc") = 0, py::arg("settle") = 1e-9, py::arg("newton_iterations") = 20,
-        py::arg("fd_step") = 1e-4, py::arg("direction") = 0, py::arg("prior") = "flip",
-        py::arg("nu") = std::vector<double>{2.0, 2.0}, py::arg("L") = 10, py::arg("H") = 2,
-        py::arg("activation") = "softmax", py::arg("readout") = "learned", py::arg("readout_lr") = py::none(),
-        py::arg("lr") = 1.0, py::arg("batch") = 1, py::arg("noise") = 0.0, py::arg("q0") = 1.0);
+        "The ODE linearised at the unspecialised fixed point, as `headspec linearise`: the first seed's fixed point, "
+        "Jacobian, eigenvalues, lambda_plus as arrays; growth, along, prediction and the other seeds as its JSON.");
+  m.def(
+      "parameters",
+      [](const std::string& command) -> py::list {
+        if (command == "simulate") return describe(simulate_parameters());
+        if (command == "theory") return describe(theory_parameters());
+        if (command == "bayes") return describe(bayes_parameters());
+        if (command == "mnist") return describe(mnist_parameters());
+        if (command == "linearise") return describe(linearise_parameters());
+        if (command == "sweep") return describe(sweep_parameters());
+        throw py::value_error(fmt::format("no subcommand '{}'", command));
+      },
+      "The parameter table of a subcommand: one dict per flag (name, keyword, type, default, help, required, "
+      "cli_only).",
+      py::arg("command"));
 }

@@ -1,6 +1,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace headspec {
 
@@ -9,6 +10,21 @@ namespace headspec {
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+/// Bad value of one parameter of the parameter table (docs/cli.md "Parameters"), named as on
+/// the command line without dashes: the CLI prints `--name: reason`, the Python module
+/// raises ValueError naming the keyword `name=` (docs/cli.md "Parameters").
+class ParameterError : public UsageError {
+ public:
+  ParameterError(std::string name, std::string reason)
+      : UsageError("--" + name + ": " + reason), name_(std::move(name)), reason_(std::move(reason)) {}
+  const std::string& name() const { return name_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string name_;
+  std::string reason_;
 };
 
 /// A run whose state became NaN or infinite (status 3 in the CLI).

@@ -23,7 +23,7 @@ struct ModelSpec {
   int F() const { return prior.F(); }
   /// c(0): 1/H for learned and mean, 1 for sum (docs/model.md §3).
   Eigen::VectorXd initial_readout() const;
-  /// Throws UsageError naming the flag of the first inconsistent value.
+  /// Throws ParameterError naming the parameter of the first inconsistent value.
   void validate() const;
   /// Every parameter, for JSON sidecars.
   void to_json(nlohmann::json& j) const;

@@ -22,19 +22,21 @@ struct ModelSettings {
   double noise = 0.0;
   double q0 = 1.0;
 
-  /// Builds and validates the model; throws UsageError naming the flag at fault.
+  /// Builds and validates the model; throws ParameterError naming the flag at fault.
   ModelSpec to_spec() const;
 };
 
 /// A seed given as a wider integer, checked to fit the generator's 32-bit key.
 uint32_t checked_seed(int64_t seed);
 
-/// Checks --T (finite, >= 0) and --record-every (> 0, at most 10^7 records); throws UsageError.
+/// Checks --T (finite, >= 0) and --record-every (> 0, at most 10^7 records); throws ParameterError.
 void check_horizon(double T, double record_every);
-/// Checks --runs (>= 1) and that run k's seed, seed + k, stays below 2^32; throws UsageError.
+/// Checks --runs (>= 1) and that run k's seed, seed + k, stays below 2^32; throws ParameterError.
 void check_runs(uint32_t seed, int runs);
 
-/// Parses "2,2" into numbers; throws UsageError naming `flag`.
+/// Parses "2,2" into numbers; throws ParameterError naming the parameter `name` ("nu").
+std::vector<double> parse_numbers(const std::string& text, const std::string& name);
+/// parse_numbers for a flag spelled with its dashes ("--nu").
 std::vector<double> parse_list(const std::string& text, const std::string& flag);
 
 }  // namespace headspec

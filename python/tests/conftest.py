@@ -22,3 +22,19 @@ def cli(tmp_path):
         return {name: data[:, i] for i, name in enumerate(header)}
 
     return run
+
+
+def cli_message(err):
+    """The command line's message for a Python error: `--flag: reason` where the Python
+    one names the keyword (`keyword flag=: reason`), else the same text."""
+    return f"{err.flag}: {err.reason}" if hasattr(err, "flag") else str(err)
+
+
+def assert_names(err, flag):
+    """The error names the flag: as its keyword when one parameter is at fault, else as the flag."""
+    if hasattr(err, "flag"):
+        assert err.flag == flag
+        assert str(err).startswith(f"keyword {flag[2:].replace('-', '_')}=: ")
+        assert err.parameter == flag[2:].replace("-", "_")
+    else:
+        assert str(err).startswith(f"{flag}:")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import headspec
-from conftest import BINARY, ROOT
+from conftest import BINARY, ROOT, assert_names, cli_message
 
 
 def test_simulate_equals_cli(cli):
@@ -43,8 +43,9 @@ def test_bayes_equals_cli():
                                       (dict(nu=[2, -1]), "--nu"), (dict(D=3), "--D"), (dict(engine="x"), "--engine"),
                                       (dict(seed=-1), "--seed"), (dict(T=-1), "--T")])
 def test_errors_raise_value_error_with_cli_message(kw, flag):
-    with pytest.raises(ValueError, match=flag):
+    with pytest.raises(ValueError) as raised:
         headspec.simulate(**{"D": 200, "T": 0.1, **kw})
+    assert_names(raised.value, flag)
     assert issubclass(headspec.UsageError, ValueError)
 
 
@@ -77,8 +78,9 @@ def test_theory_equals_cli(cli):
                                       (dict(mc_resample=True, integrator="rk4"), "--integrator"),
                                       (dict(runs=0), "--runs"), (dict(T=-1), "--T")])
 def test_theory_errors_raise_value_error_with_cli_message(kw, flag):
-    with pytest.raises(ValueError, match=flag):
+    with pytest.raises(ValueError) as raised:
         headspec.theory(**{"mc": 100, "T": 0.1, "dt": 0.05, "record_every": 0.05, **kw})
+    assert_names(raised.value, flag)
 
 
 MNIST_DATA = os.path.join(ROOT, "data", "mnist")
@@ -120,13 +122,14 @@ def test_mnist_equals_cli(cli, tmp_path):
                                       (dict(runs=0), "--runs"), (dict(nu=-1), "--nu"), (dict(H=0), "--H")])
 def test_mnist_errors_raise_value_error_with_cli_message(kw, flag):
     # The flags are checked before the digits are read: no data needed.
-    with pytest.raises(ValueError, match=flag) as raised:
+    with pytest.raises(ValueError) as raised:
         headspec.mnist(**{"T": 0.1, "data": "/nonexistent", **kw})
     args = [a for k, v in kw.items() for a in (f"--{k.replace('_', '-')}", str(v))]
     res = subprocess.run([BINARY, "mnist", "--T", "0.1", "--data", "/nonexistent", *args], capture_output=True,
                          text=True)
     assert res.returncode == 2
-    assert res.stderr.strip() == f"headspec: error: {raised.value}"
+    assert_names(raised.value, flag)
+    assert res.stderr.strip() == f"headspec: error: {cli_message(raised.value)}"
 
 
 def test_mnist_without_data_names_fetch_script():
@@ -156,12 +159,13 @@ def test_linearise_equals_cli():
 @pytest.mark.parametrize("kw, flag", [(dict(mc=1), "--mc"), (dict(direction=3), "--direction"),
                                       (dict(dt=-1), "--dt"), (dict(seed=-1), "--seed"), (dict(H=0), "--H")])
 def test_linearise_errors_raise_value_error_with_cli_message(kw, flag):
-    with pytest.raises(ValueError, match=flag) as raised:
+    with pytest.raises(ValueError) as raised:
         headspec.linearise(**kw)
     args = [a for k, v in kw.items() for a in (f"--{k.replace('_', '-')}", str(v))]
     res = subprocess.run([BINARY, "linearise", *args], capture_output=True, text=True)
     assert res.returncode == 2
-    assert res.stderr.strip() == f"headspec: error: {raised.value}"
+    assert_names(raised.value, flag)
+    assert res.stderr.strip() == f"headspec: error: {cli_message(raised.value)}"
 
 
 def read_csv_columns(path):
@@ -201,9 +205,10 @@ def test_sweep_equals_cli(tmp_path):
                                       (dict(grid="lr=1", delta=0), "--delta"),
                                       (dict(grid="lr=1", until_converged=1e-3), "--until-converged")])
 def test_sweep_errors_raise_value_error_with_cli_message(kw, flag):
-    with pytest.raises(ValueError, match=flag) as raised:
+    with pytest.raises(ValueError) as raised:
         headspec.sweep(**{"T": 0.1, "D": 200, **kw})
     args = [a for k, v in kw.items() for a in (f"--{k.replace('_', '-')}", str(v))]
     res = subprocess.run([BINARY, "sweep", "--T", "0.1", "--D", "200", *args], capture_output=True, text=True)
     assert res.returncode == 2
-    assert res.stderr.strip() == f"headspec: error: {raised.value}"
+    assert_names(raised.value, flag)
+    assert res.stderr.strip() == f"headspec: error: {cli_message(raised.value)}"

