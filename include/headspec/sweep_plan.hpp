@@ -62,9 +62,7 @@ class SweepPlan {
  public:
   /// Checks every flag and grid point; throws UsageError naming the flag at fault.
   explicit SweepPlan(const SweepSettings& settings);
-  // The engine factories refer to their point's model: a plan never moves.
-  SweepPlan(const SweepPlan&) = delete;
-  SweepPlan& operator=(const SweepPlan&) = delete;
+  // Copyable and movable: every point's engine factory holds its own copy of the model.
 
   const SweepSettings& settings() const { return settings_; }
   bool theory() const { return theory_; }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <type_traits>
 
 #include "headspec/command_settings.hpp"
 #include "headspec/errors.hpp"
@@ -16,6 +17,9 @@
 #include "headspec/theory_runs.hpp"
 
 namespace headspec {
+
+static_assert(std::is_copy_constructible_v<SweepPlan> && std::is_move_constructible_v<SweepPlan>,
+              "a plan is a value: its engine factories own their models");
 namespace {
 
 // A CSV field, quoted when it holds a comma or a quote (vector values such as nu = 1,1).
