@@ -126,13 +126,9 @@ int run_mnist_command(const MnistSettings& o, const std::vector<std::string>& ar
     trajectories.push_back(&r.trajectory);
   }
   nlohmann::json meta = mnist_sidecar(o, params, argv, checkpointing, model, runs);
-  const int status = record_divergence(trajectories, meta);
-  write_extras(o, model, runs);
-  write_output(o.out, format_csv(record_rows(trajectories), model.H, kMnistClasses, model.readout == Readout::Learned),
-               meta);
-  checkpointing.completed();
-  report_divergence(trajectories, model.lr);
-  return status;
+  return finish_sgd_command(
+      o.out, trajectories, model, kMnistClasses, meta, [&] { write_extras(o, model, runs); },
+      [&] { checkpointing.completed(); });
 }
 
 }  // namespace

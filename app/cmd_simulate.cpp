@@ -59,11 +59,7 @@ int run_simulate(const SimulateSettings& o, const std::vector<std::string>& argv
     runs.push_back(&tr);
   }
   nlohmann::json meta = simulate_sidecar(params, argv, checkpointing, model);
-  const int status = record_divergence(runs, meta);
-  write_output(o.out, format_csv(record_rows(runs), model.H, model.F(), model.readout == Readout::Learned), meta);
-  checkpointing.completed();
-  report_divergence(runs, model.lr);
-  return status;
+  return finish_sgd_command(o.out, runs, model, model.F(), meta, {}, [&] { checkpointing.completed(); });
 }
 
 }  // namespace

@@ -75,4 +75,15 @@ void Progress::finish() {
   if (enabled_) std::cerr << "\r\033[K" << std::flush;
 }
 
+int finish_sgd_command(const std::string& out, const std::vector<const Trajectory*>& runs, const ModelSpec& model,
+                       int F, nlohmann::json& sidecar, const std::function<void()>& write_extras,
+                       const std::function<void()>& checkpoint_spent) {
+  const int status = record_divergence(runs, sidecar);
+  if (write_extras) write_extras();
+  write_output(out, format_csv(record_rows(runs), model.H, F, model.readout == Readout::Learned), sidecar);
+  checkpoint_spent();
+  report_divergence(runs, model.lr);
+  return status;
+}
+
 }  // namespace headspec::app

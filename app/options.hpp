@@ -2,6 +2,7 @@
 // The subcommands' flags from the parameter table, and their output (docs/cli.md).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,13 @@ int record_divergence(const std::vector<const Trajectory*>& trajectories, nlohma
 void report_divergence(const std::vector<const Trajectory*>& trajectories, double lr);
 /// The rows of every run, run by run, for format_csv.
 std::vector<const Record*> record_rows(const std::vector<const Trajectory*>& trajectories);
+
+/// The end of an SGD command (simulate, mnist) once every run finished: the divergences into
+/// the sidecar, `write_extras` (other output files), the CSV of F latent columns and its
+/// sidecar, the checkpoint spent, a divergence reported. Returns the exit status (0 or 3).
+int finish_sgd_command(const std::string& out, const std::vector<const Trajectory*>& runs, const ModelSpec& model,
+                       int F, nlohmann::json& sidecar, const std::function<void()>& write_extras,
+                       const std::function<void()>& checkpoint_spent);
 
 /// A progress line on stderr, only when stderr is a terminal; at most ~5 updates/s.
 class Progress {
