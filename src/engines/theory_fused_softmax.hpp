@@ -201,9 +201,9 @@ template <int WE, int W, bool Sampled, class Sizes>
       S[h * L + l] = s;
     }
   if (k.softmax1)
-    kernel::SoftmaxPolicy<true>::unnormalised(H, L, S, A, inv);
+    kernel::SoftmaxPolicy<true>::unnormalised(sz, S, A, inv);
   else
-    kernel::SoftmaxPolicy<false>::unnormalised(H, L, S, A, inv);
+    kernel::SoftmaxPolicy<false>::unnormalised(sz, S, A, inv);
   // The rest on groups of W lanes, whose sums fit in registers.
   for (int part = 0; part < WE / W; ++part)
     if constexpr (Sampled)

@@ -3,11 +3,12 @@
 // and the linear map Φ with ∂ŷ/∂s_hℓ = Σ_ℓ' Φ_hℓ,ℓ' g_ℓ' (docs/model.md §3, §7), written
 // once for an element type T that is one sample's double or W samples in SIMD lanes
 // (lanes.hpp). Arrays are row-major: entry (h, ℓ) of an H×L array is element h·L + ℓ.
-// A policy provides
-//   attention(H, L, S, A, scratch)       A = σ(S); scratch holds H elements;
-//   jacobian(H, L, A, a, c, v, out)      out = Φ v (H×L from L), a_ℓ = Σ_h c_h A_hℓ;
-//   jacobian_gram(h, g, L, A, a, c)      Σ_ℓ Σ_ℓ' Φ_hℓ,ℓ' Φ_gℓ,ℓ';
-//   phi(h, l, lp, L, A, a, c)            one entry Φ_hℓ,ℓ'.
+// A policy provides, for sizes sz (sz.H, sz.L: compile-time constants for the fixed-size
+// kernel, so that every loop has constant bounds even where the compiler does not inline)
+//   attention(sz, S, A, scratch)         A = σ(S); scratch holds H elements;
+//   jacobian(sz, A, a, c, v, out)        out = Φ v (H×L from L), a_ℓ = Σ_h c_h A_hℓ;
+//   jacobian_gram(sz, h, g, A, a, c)     Σ_ℓ Σ_ℓ' Φ_hℓ,ℓ' Φ_gℓ,ℓ';
+//   phi(sz, h, l, lp, A, a, c)           one entry Φ_hℓ,ℓ'.
 // Adding an activation: its enum value and name (activation.hpp, src/activation.cpp's
 // table), a policy here, and its case in with_activation_policy below.
 #include <cmath>
@@ -25,8 +26,9 @@ struct SoftmaxPolicy {
   /// The attention before its normalisation: A_hℓ = e^{s_hℓ − m_h} with m_h the row's largest
   /// logit (0 included for softmax-1), and inv_h = 1 / (Σ_ℓ A_hℓ [+ e^{−m_h}]), so that the
   /// attention is A_hℓ·inv_h. The theory's fused pass applies inv_h where it reads A.
-  template <class T>
-  [[gnu::always_inline]] static void unnormalised(int H, int L, const T* S, T* A, T* inv) {
+  template <class T, class Sz>
+  [[gnu::always_inline]] static void unnormalised(const Sz& sz, const T* S, T* A, T* inv) {
+    const int H = sz.H, L = sz.L;
     for (int h = 0; h < H; ++h) {
       T m = lane_constant<T>(extra_logit ? 0.0 : -INFINITY);
       for (int l = 0; l < L; ++l) m = lane_max(m, S[h * L + l]);
@@ -41,14 +43,16 @@ struct SoftmaxPolicy {
       inv[h] = lane_inverse(z);  // one division per row, not per entry
     }
   }
-  template <class T>
-  static void attention(int H, int L, const T* S, T* A, T* scratch) {
-    unnormalised(H, L, S, A, scratch);
+  template <class T, class Sz>
+  static void attention(const Sz& sz, const T* S, T* A, T* scratch) {
+    const int H = sz.H, L = sz.L;
+    unnormalised(sz, S, A, scratch);
     for (int h = 0; h < H; ++h)
       for (int l = 0; l < L; ++l) A[h * L + l] *= scratch[h];
   }
-  template <class T>
-  static void jacobian(int H, int L, const T* A, const T* /*a*/, const double* c, const T* v, T* out) {
+  template <class T, class Sz>
+  static void jacobian(const Sz& sz, const T* A, const T* /*a*/, const double* c, const T* v, T* out) {
+    const int H = sz.H, L = sz.L;
     for (int h = 0; h < H; ++h) {
       const T* Ah = A + h * L;
       T mean = lane_constant<T>(0.0);
@@ -56,8 +60,9 @@ struct SoftmaxPolicy {
       for (int l = 0; l < L; ++l) out[h * L + l] = c[h] * Ah[l] * (v[l] - mean);
     }
   }
-  template <class T>
-  static T jacobian_gram(int h, int g, int L, const T* A, const T* /*a*/, const double* c) {
+  template <class T, class Sz>
+  static T jacobian_gram(const Sz& sz, int h, int g, const T* A, const T* /*a*/, const double* c) {
+    const int L = sz.L;
     // Φ_h = c_h (diag A_h − A_h A_hᵀ): Σ (D_a − a aᵀ)∘(D_b − b bᵀ) = Σ a b (1 − a − b) + (a·b)².
     const T* Ah = A + h * L;
     const T* Ag = A + g * L;
@@ -69,16 +74,18 @@ struct SoftmaxPolicy {
     }
     return (c[h] * c[g]) * (cross + ab * ab);
   }
-  template <class T>
-  static T phi(int h, int l, int lp, int L, const T* A, const T* /*a*/, const double* c) {
+  template <class T, class Sz>
+  static T phi(const Sz& sz, int h, int l, int lp, const T* A, const T* /*a*/, const double* c) {
+    const int L = sz.L;
     return c[h] * A[h * L + l] * ((l == lp ? 1.0 : 0.0) - A[h * L + lp]);
   }
 };
 
 /// Bayes-softmax: one normalisation over heads and positions. Φ_hℓ,ℓ' = A_hℓ (c_h δ_ℓℓ' − a_ℓ').
 struct BayesSoftmaxPolicy {
-  template <class T>
-  static void attention(int H, int L, const T* S, T* A, T* /*scratch*/) {
+  template <class T, class Sz>
+  static void attention(const Sz& sz, const T* S, T* A, T* /*scratch*/) {
+    const int H = sz.H, L = sz.L;
     const int HL = H * L;
     T m = lane_constant<T>(-INFINITY);
     for (int i = 0; i < HL; ++i) m = lane_max(m, S[i]);
@@ -89,15 +96,17 @@ struct BayesSoftmaxPolicy {
     const T inv = lane_inverse(z);
     for (int i = 0; i < HL; ++i) A[i] *= inv;
   }
-  template <class T>
-  static void jacobian(int H, int L, const T* A, const T* a, const double* c, const T* v, T* out) {
+  template <class T, class Sz>
+  static void jacobian(const Sz& sz, const T* A, const T* a, const double* c, const T* v, T* out) {
+    const int H = sz.H, L = sz.L;
     T mean = lane_constant<T>(0.0);
     for (int l = 0; l < L; ++l) mean += a[l] * v[l];
     for (int h = 0; h < H; ++h)
       for (int l = 0; l < L; ++l) out[h * L + l] = A[h * L + l] * (c[h] * v[l] - mean);
   }
-  template <class T>
-  static T jacobian_gram(int h, int g, int L, const T* A, const T* a, const double* c) {
+  template <class T, class Sz>
+  static T jacobian_gram(const Sz& sz, int h, int g, const T* A, const T* a, const double* c) {
+    const int L = sz.L;
     // Σ_ℓ A_hℓ A_gℓ (c_h c_g − (c_h + c_g) a_ℓ + |a|²).
     T a2 = lane_constant<T>(0.0);
     for (int l = 0; l < L; ++l) a2 += a[l] * a[l];
@@ -106,29 +115,33 @@ struct BayesSoftmaxPolicy {
     for (int l = 0; l < L; ++l) sum += A[h * L + l] * A[g * L + l] * (chg - csum * a[l] + a2);
     return sum;
   }
-  template <class T>
-  static T phi(int h, int l, int lp, int L, const T* A, const T* a, const double* c) {
+  template <class T, class Sz>
+  static T phi(const Sz& sz, int h, int l, int lp, const T* A, const T* a, const double* c) {
+    const int L = sz.L;
     return A[h * L + l] * (c[h] * (l == lp ? 1.0 : 0.0) - a[lp]);
   }
 };
 
 /// linear: A = S (a baseline). Φ_hℓ,ℓ' = c_h δ_ℓℓ'.
 struct LinearPolicy {
-  template <class T>
-  static void attention(int H, int L, const T* S, T* A, T* /*scratch*/) {
+  template <class T, class Sz>
+  static void attention(const Sz& sz, const T* S, T* A, T* /*scratch*/) {
+    const int H = sz.H, L = sz.L;
     for (int i = 0; i < H * L; ++i) A[i] = S[i];
   }
-  template <class T>
-  static void jacobian(int H, int L, const T* /*A*/, const T* /*a*/, const double* c, const T* v, T* out) {
+  template <class T, class Sz>
+  static void jacobian(const Sz& sz, const T* /*A*/, const T* /*a*/, const double* c, const T* v, T* out) {
+    const int H = sz.H, L = sz.L;
     for (int h = 0; h < H; ++h)
       for (int l = 0; l < L; ++l) out[h * L + l] = c[h] * v[l];
   }
-  template <class T>
-  static T jacobian_gram(int h, int g, int L, const T* /*A*/, const T* /*a*/, const double* c) {
+  template <class T, class Sz>
+  static T jacobian_gram(const Sz& sz, int h, int g, const T* /*A*/, const T* /*a*/, const double* c) {
+    const int L = sz.L;
     return lane_constant<T>(c[h] * c[g] * L);
   }
-  template <class T>
-  static T phi(int h, int l, int lp, int /*L*/, const T* /*A*/, const T* /*a*/, const double* c) {
+  template <class T, class Sz>
+  static T phi(const Sz& /*sz*/, int h, int l, int lp, const T* /*A*/, const T* /*a*/, const double* c) {
     return lane_constant<T>(l == lp ? c[h] : 0.0);
   }
 };
@@ -137,8 +150,9 @@ struct LinearPolicy {
 /// several positions or none. Computed from e = e^{−|s|} ≤ 1 as 1/(1 + e) or e/(1 + e), so
 /// finite for any s. Φ_hℓ,ℓ' = c_h A_hℓ (1 − A_hℓ) δ_ℓℓ'.
 struct SigmoidPolicy {
-  template <class T>
-  static void attention(int H, int L, const T* S, T* A, T* /*scratch*/) {
+  template <class T, class Sz>
+  static void attention(const Sz& sz, const T* S, T* A, T* /*scratch*/) {
+    const int H = sz.H, L = sz.L;
     const int HL = H * L;
     for (int i = 0; i < HL; ++i) A[i] = -lane_abs(S[i]);
     exp_nonpositive_inplace(A, HL);
@@ -147,16 +161,18 @@ struct SigmoidPolicy {
       A[i] = select_nonnegative(S[i], inv, T(e * inv));
     }
   }
-  template <class T>
-  static void jacobian(int H, int L, const T* A, const T* /*a*/, const double* c, const T* v, T* out) {
+  template <class T, class Sz>
+  static void jacobian(const Sz& sz, const T* A, const T* /*a*/, const double* c, const T* v, T* out) {
+    const int H = sz.H, L = sz.L;
     for (int h = 0; h < H; ++h)
       for (int l = 0; l < L; ++l) {
         const T x = A[h * L + l];
         out[h * L + l] = c[h] * x * (1.0 - x) * v[l];
       }
   }
-  template <class T>
-  static T jacobian_gram(int h, int g, int L, const T* A, const T* /*a*/, const double* c) {
+  template <class T, class Sz>
+  static T jacobian_gram(const Sz& sz, int h, int g, const T* A, const T* /*a*/, const double* c) {
+    const int L = sz.L;
     T sum = lane_constant<T>(0.0);
     for (int l = 0; l < L; ++l) {
       const T x = A[h * L + l], y = A[g * L + l];
@@ -164,8 +180,9 @@ struct SigmoidPolicy {
     }
     return (c[h] * c[g]) * sum;
   }
-  template <class T>
-  static T phi(int h, int l, int lp, int L, const T* A, const T* /*a*/, const double* c) {
+  template <class T, class Sz>
+  static T phi(const Sz& sz, int h, int l, int lp, const T* A, const T* /*a*/, const double* c) {
+    const int L = sz.L;
     const T x = A[h * L + l];
     return l == lp ? T(c[h] * x * (1.0 - x)) : lane_constant<T>(0.0);
   }

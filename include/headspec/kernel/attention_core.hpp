@@ -60,10 +60,10 @@ class AttentionCore {
   /// head outputs and ŷ (the value channel integrated out, docs/model.md §7). Every
   /// normalisation is by log-sum-exp, so scores of any size give finite weights.
   void forward(const T* S, const T* g, const double* c) {
-    const int H = this->H(), L = this->L();
+    const int H = sizes_.H, L = sizes_.L;
     for (int h = 0; h < H; ++h) c_.data()[h] = c[h];
     T* A = A_.data();
-    with_activation_policy(activation_, [&](auto policy) { policy.attention(H, L, S, A, scratch_.data()); });
+    with_activation_policy(activation_, [&](auto policy) { policy.attention(sizes_, S, A, scratch_.data()); });
     for (int l = 0; l < L; ++l) {  // a_ℓ = Σ_h c_h A_hℓ
       T sum = c[0] * A[l];
       for (int h = 1; h < H; ++h) sum += c[h] * A[h * L + l];
@@ -82,7 +82,7 @@ class AttentionCore {
   /// out = Φ v (H×L from L): with v = g this is J = ∂ŷ/∂S; with v = e it is P of docs/model.md §7.
   void apply_jacobian(const T* v, T* out) const {
     with_activation_policy(activation_, [&](auto policy) {
-      policy.jacobian(H(), L(), A_.data(), a_.data(), c_.data(), v, out);
+      policy.jacobian(sizes_, A_.data(), a_.data(), c_.data(), v, out);
     });
   }
 
@@ -93,14 +93,14 @@ class AttentionCore {
     with_activation_policy(activation_, [&](auto policy) {
       int q = 0;
       for (int h = 0; h < H(); ++h)
-        for (int g = h; g < H(); ++g, ++q) out[q] = policy.jacobian_gram(h, g, L(), A_.data(), a_.data(), c_.data());
+        for (int g = h; g < H(); ++g, ++q) out[q] = policy.jacobian_gram(sizes_, h, g, A_.data(), a_.data(), c_.data());
     });
   }
 
   /// One entry Φ_hℓ,ℓ' of the map above.
   T phi(int h, int l, int lp) const {
     return with_activation_policy(activation_, [&](auto policy) -> T {
-      return policy.phi(h, l, lp, L(), A_.data(), a_.data(), c_.data());
+      return policy.phi(sizes_, h, l, lp, A_.data(), a_.data(), c_.data());
     });
   }
 
