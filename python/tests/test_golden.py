@@ -47,9 +47,10 @@ def recorded():
 
 
 def canonical(data, folder):
-    """The bytes hashed for one output: the run's folder written as <dir>, JSON without
+    """The bytes hashed for one output: the run's folder written as <dir> and the
+    repository's as <root> (so that any clone gives the same bytes), JSON without
     VOLATILE keys (at any depth)."""
-    data = data.replace(folder.encode(), b"<dir>")
+    data = data.replace(folder.encode(), b"<dir>").replace(ROOT.encode(), b"<root>")  # mnist's --data default
     if not data.lstrip().startswith(b"{"):  # CSV; JSON whatever the file's name (linearise --out)
         return data
     try:
