@@ -1,43 +1,24 @@
-// Counter-based random numbers (include/headspec/random.hpp, philox.hpp).
-// References: Random123's published known answers (kat_vectors) and its scalar
-// r123::Philox4x32; the values fill_normal gave before it was vectorised; the moments of
+// fill_normal and fill_uniform (include/headspec/random.hpp).
+// References: the values fill_normal gave before it was vectorised; the moments of
 // N(0,1) and U(0,1); the Kolmogorov distribution and the chi-square law. Statistical
 // bounds are 5 standard errors, or the 0.999 quantile of the test statistic: a correct
 // generator fails one of them with probability below 10^-3 per check, and the seeds are
 // fixed, so a failure is reproducible.
 #include <gtest/gtest.h>
 
-#include <Random123/philox.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
 
-#include "headspec/philox.hpp"
 #include "headspec/random.hpp"
+#include "random_helpers.hpp"
 
 using namespace headspec;
+using namespace headspec::testing;
 
 namespace {
-
-std::vector<double> normals(const StreamId& id, uint64_t first, std::size_t n) {
-  std::vector<double> x(n);
-  fill_normal(id, first, x.data(), n);
-  return x;
-}
-
-std::vector<double> uniforms(const StreamId& id, uint64_t first, std::size_t n) {
-  std::vector<double> x(n);
-  fill_uniform(id, first, x.data(), n);
-  return x;
-}
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
 
 double mean_of(const std::vector<double>& x, double (*f)(double)) {
   double s = 0;
@@ -54,13 +35,6 @@ void expect_moment(const std::vector<double>& x, double (*f)(double), double exp
 
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
-// The q-quantile of χ²(k) by Wilson–Hilferty (relative error below 10^-3 for k ≥ 5).
-double chi2_quantile(double k, double z_q) {
-  const double a = 2.0 / (9.0 * k);
-  return k * std::pow(1.0 - a + z_q * std::sqrt(a), 3);
-}
-constexpr double kZ999 = 3.090232;  // standard normal 0.999 quantile
-
 double correlation(const std::vector<double>& a, const std::vector<double>& b) {
   const double n = static_cast<double>(a.size());
   const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n, mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
@@ -74,48 +48,6 @@ double correlation(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 }  // namespace
-
-// Random123's known-answer vectors for Philox4x32-10 (kat_vectors in its distribution).
-TEST(Philox, PublishedKnownAnswers) {
-  struct Kat {
-    uint32_t ctr[4], key[2], out[4];
-  };
-  const Kat kats[] = {
-      {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
-      {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}, {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
-      {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}, {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
-  };
-  for (const auto& k : kats) {
-    // Run 40 blocks ending at the known counter, so that it goes through the vectorised path.
-    std::vector<uint32_t> out(4 * 40);
-    philox4x32_10(k.key[0], k.key[1], k.ctr[0] - 39, k.ctr[1], k.ctr[2], k.ctr[3], 40, out.data());
-    for (int j = 0; j < 4; ++j) EXPECT_EQ(out[4 * 39 + j], k.out[j]) << "word " << j;
-  }
-}
-
-// The vectorised paths against Random123's scalar Philox over random keys and counters,
-// runs of every length 1..70 (batches of 32 and 16 blocks, then single blocks), and
-// counters that wrap at 2^32.
-TEST(Philox, MatchesRandom123Scalar) {
-  std::mt19937 gen(2024);
-  const r123::Philox4x32 scalar;
-  std::size_t blocks = 0;
-  for (int trial = 0; trial < 400; ++trial) {
-    const uint32_t k0 = gen(), k1 = gen(), c1 = gen(), c2 = gen(), c3 = gen();
-    const uint32_t c0 = trial % 4 == 0 ? 0xFFFFFFFFu - (gen() % 40) : gen();  // some runs wrap
-    const std::size_t n = 1 + trial % 70;
-    std::vector<uint32_t> out(4 * n);
-    philox4x32_10(k0, k1, c0, c1, c2, c3, n, out.data());
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto r = scalar(r123::Philox4x32::ctr_type{{c0 + static_cast<uint32_t>(i), c1, c2, c3}},
-                            r123::Philox4x32::key_type{{k0, k1}});
-      for (int j = 0; j < 4; ++j) ASSERT_EQ(out[4 * i + j], r[j]) << "trial " << trial << " block " << i << " word " << j;
-    }
-    blocks += n;
-  }
-  EXPECT_GT(blocks, 10000u);
-  RecordProperty("philox_instruction_set", philox_instruction_set());
-}
 
 // Values of fill_uniform before Philox was vectorised (the scalar Random123
 // implementation), and of fill_normal since the ziggurat: the same numbers per seed, exact
@@ -288,110 +220,4 @@ TEST(RandomFill, DistinctStreamsAreUncorrelated) {
   const std::vector<double> sq_head(sq.begin(), sq.end() - 64), sq_tail(sq.begin() + 64, sq.end());
   EXPECT_LT(std::abs(correlation(sq_head, sq_tail)), bound);
   EXPECT_DOUBLE_EQ(correlation(x, normals(base, 0, n)), 1.0);  // the test can see a correlation
-}
-
-// RandomStream::below(m) is uniform on {0..m−1}: chi-square at level 10^-3, for moduli that
-// divide 2^32 and that do not.
-TEST(RandomStream, BelowIsUniform) {
-  for (uint32_t m : {2u, 3u, 7u, 10u, 64u, 1000u}) {
-    RandomStream rng(StreamId{12, Purpose::Data, m, 0});
-    const int draws = 500'000;
-    std::vector<double> count(m, 0.0);
-    for (int i = 0; i < draws; ++i) {
-      const uint32_t k = rng.below(m);
-      ASSERT_LT(k, m);
-      count[k] += 1;
-    }
-    const double expected = static_cast<double>(draws) / m;
-    double chi2 = 0;
-    for (double c : count) chi2 += (c - expected) * (c - expected) / expected;
-    // χ²(1) 0.999 quantile is 10.83; Wilson–Hilferty is used from 5 degrees of freedom.
-    const double bound = m - 1 < 5 ? (m == 2 ? 10.828 : 13.816) : chi2_quantile(m - 1, kZ999);
-    EXPECT_LT(chi2, bound) << "m = " << m;
-  }
-  RandomStream one(StreamId{12, Purpose::Data, 0, 1});
-  for (int i = 0; i < 100; ++i) EXPECT_EQ(one.below(1), 0u);
-}
-
-// Sequential draws are the fills of the stream's two sub-lanes, whatever their interleaving.
-TEST(RandomStream, NormalsAreTheFillOfItsLane) {
-  const StreamId id{13, Purpose::Train, 6, 2};
-  RandomStream rng(id);
-  std::vector<double> drawn;
-  for (int i = 0; i < 300; ++i) {
-    drawn.push_back(rng.normal());
-    if (i % 3 == 0) rng.uniform();
-  }
-  StreamId normal_lane = id;
-  normal_lane.lane = 2 * id.lane + 1;
-  EXPECT_TRUE(same_bits(drawn, normals(normal_lane, 0, 300)));
-}
-
-// The fused first refill of a Batch stream whose first draw is a uniform, over enough
-// streams that some of its words go through the slow path (0.4 % of 9600 words, ~38).
-TEST(RandomStream, BatchFirstRefillsFusedAreTheFills) {
-  for (uint32_t lane = 0; lane < 300; ++lane) {
-    const StreamId id{4, Purpose::Train, lane, 11};
-    RandomStream rng(id, StreamChunk::Batch);
-    StreamId normal_lane = id, uniform_lane = id;
-    normal_lane.lane = 2 * lane + 1;
-    uniform_lane.lane = 2 * lane;
-    const auto u = uniforms(uniform_lane, 0, 4), fill = normals(normal_lane, 0, 128);
-    ASSERT_EQ(rng.uniform(), u[0]);
-    std::vector<double> drawn(32), expected(32);
-    rng.normals(drawn.data(), 32);
-    for (int j = 0; j < 32; ++j) expected[j] = fill[j < 16 ? j : 64 + j - 16];
-    ASSERT_TRUE(same_bits(drawn, expected)) << "lane " << lane;
-    for (int k = 1; k < 4; ++k) ASSERT_EQ(rng.uniform(), u[k]);
-  }
-}
-
-// normals(out, n) gives the next n normal() draws, across refills of both chunk layouts.
-TEST(RandomStream, BulkNormalsAreTheScalarDraws) {
-  for (const StreamChunk chunk : {StreamChunk::Group, StreamChunk::Batch}) {
-    const StreamId id{21, Purpose::Train, 3, 77};
-    RandomStream one(id, chunk), bulk(id, chunk);
-    std::vector<double> a, b;
-    for (int piece = 0; piece < 40; ++piece) {
-      const int n = 1 + (piece * 7) % 45;  // pieces of 1..45 numbers, crossing refills
-      for (int i = 0; i < n; ++i) a.push_back(one.normal());
-      std::vector<double> out(n);
-      bulk.normals(out.data(), n);
-      b.insert(b.end(), out.begin(), out.end());
-      EXPECT_EQ(one.uniform(), bulk.uniform());
-    }
-    EXPECT_TRUE(same_bits(a, b));
-  }
-}
-
-// StreamChunk::Batch computes 32 normals (16 blocks) and 4 uniforms (2 blocks) at a time.
-// Its uniforms are fill_uniform's numbers, and its normals a fixed permutation of
-// fill_normal's: normal 32g + 16w + b comes from word w of block c = 16g + b, which
-// fill_normal puts at 128·⌊c/64⌋ + 64w + c mod 64 (rejections included: the slow path's
-// secondary blocks depend only on the block and the word). So the law is fill_normal's,
-// exactly; and the sequence is the same whatever the interleaving of the two kinds of draws.
-TEST(RandomStream, BatchChunksArePermutedFills) {
-  // uniform_first: the first refills are one fused Philox pass (normal.cpp).
-  for (const bool uniform_first : {false, true})
-  for (const StreamId id : {StreamId{13, Purpose::Train, 6, 2}, StreamId{2, Purpose::Train, 5, (uint64_t{1} << 32) + 9}}) {
-    RandomStream rng(id, StreamChunk::Batch);
-    const int n = 20000;  // 625 refills; 0.4 % of words (~80) are finished by the slow path
-    std::vector<double> drawn_n, drawn_u;
-    if (uniform_first) drawn_u.push_back(rng.uniform());
-    for (int i = 0; i < n; ++i) {
-      drawn_n.push_back(rng.normal());
-      if (i % 3 == 0) drawn_u.push_back(rng.uniform());
-    }
-    StreamId normal_lane = id, uniform_lane = id;
-    normal_lane.lane = 2 * id.lane + 1;
-    uniform_lane.lane = 2 * id.lane;
-    const auto fill = normals(normal_lane, 0, 4 * n);
-    std::vector<double> permuted(n);
-    for (int j = 0; j < n; ++j) {
-      const int g = j / 32, w = (j % 32) / 16, c = 16 * g + j % 16;
-      permuted[j] = fill[128 * (c / 64) + 64 * w + c % 64];
-    }
-    EXPECT_TRUE(same_bits(drawn_n, permuted));
-    EXPECT_TRUE(same_bits(drawn_u, uniforms(uniform_lane, 0, drawn_u.size())));
-  }
 }
