@@ -48,6 +48,13 @@ inline MnistFixture make_mnist_fixture(const std::filesystem::path& dir, int fir
   return fx;
 }
 
+/// Load options for a package-shaped fixture: any digits (no pinned checksum).
+inline MnistLoadOptions any_package() {
+  MnistLoadOptions o;
+  o.expected_sha256.clear();
+  return o;
+}
+
 /// The folder of the real digits (filled by scripts/fetch-mnist), or "" if absent.
 inline std::string real_mnist_dir() {
   const std::filesystem::path dir = std::filesystem::path(HEADSPEC_SOURCE_DIR) / "data" / "mnist";

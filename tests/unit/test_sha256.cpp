@@ -1,0 +1,26 @@
+// SHA-256 (include/headspec/sha256.hpp), which checks the MNIST package and cache.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "headspec/sha256.hpp"
+
+using namespace headspec;
+
+// FIPS 180-4 example vectors, fed whole and in uneven pieces.
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(sha256_hex("", 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const std::string two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  EXPECT_EQ(sha256_hex(two_blocks.data(), two_blocks.size()),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  const std::string million(1000000, 'a');
+  Sha256 h;
+  for (std::size_t i = 0; i < million.size();) {
+    const std::size_t take = std::min<std::size_t>(1 + i % 97, million.size() - i);
+    h.update(million.data() + i, take);
+    i += take;
+  }
+  const auto d = h.finish();
+  EXPECT_EQ(to_hex(d.data(), d.size()), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
