@@ -1,0 +1,132 @@
+// The asymptotic theory's rates (docs/model.md §6) against the dense engine's mean one-step
+// change from the same state.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "headspec/dense_engine.hpp"
+#include "headspec/theory_integrator.hpp"
+#include "theory_states.hpp"
+
+using namespace headspec;
+using namespace headspec::testing;
+
+namespace {
+
+// Keys in R^D with exactly the order parameters op (u_f = √D e_f, v* = √D e_{F+1}, the
+// orthogonal parts on the next H coordinates).
+void set_keys(DenseEngine& engine, const OrderParameters& op) {
+  const int64_t D = engine.D();
+  const int H = op.H(), F = op.F();
+  const double sd = std::sqrt(static_cast<double>(D));
+  const Eigen::MatrixXd chol = Eigen::LLT<Eigen::MatrixXd>(op.orthogonal()).matrixL();
+  auto& k = engine.keys();
+  std::fill(k.begin(), k.end(), 0.0);
+  for (int h = 0; h < H; ++h) {
+    for (int f = 0; f < F; ++f) k[h * D + f] = sd * op.M(h, f);
+    k[h * D + F] = sd * op.R[h];
+    for (int j = 0; j < H; ++j) k[h * D + F + 1 + j] = sd * chol(h, j);
+  }
+  engine.readout() = op.c;
+}
+
+struct MeanAndError {
+  std::vector<double> mean, stderr_;
+};
+
+// The mean one-step change × D/B of the dense engine from state op, over `steps` independent
+// steps (step n draws from stream n), in StateLayout order.
+MeanAndError dense_one_step(const ModelSpec& m, const OrderParameters& op, int64_t D, int steps) {
+  const StateLayout layout(m.H, m.F(), m.readout == Readout::Learned);
+  DenseEngine engine(m, D, 7);
+  std::vector<double> before(layout.size()), after(layout.size());
+  set_keys(engine, op);
+  layout.pack(engine.order_parameters(), before.data());
+  const std::vector<double> keys = engine.keys();
+  // Steps at D = 2000 are too short to gain from threads.
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  std::vector<double> sum(layout.size(), 0.0), sum2(layout.size(), 0.0);
+  const double scale = static_cast<double>(D) / m.batch;  // t advances by B/D per step
+  for (int n = 0; n < steps; ++n) {
+    engine.keys() = keys;
+    engine.readout() = op.c;
+    engine.step(static_cast<uint64_t>(n));
+    layout.pack(engine.order_parameters(), after.data());
+    for (std::size_t i = 0; i < after.size(); ++i) {
+      const double d = (after[i] - before[i]) * scale;
+      sum[i] += d;
+      sum2[i] += d * d;
+    }
+  }
+  omp_set_num_threads(saved);
+  MeanAndError out;
+  for (std::size_t i = 0; i < sum.size(); ++i) {
+    const double mean = sum[i] / steps;
+    out.mean.push_back(mean);
+    out.stderr_.push_back(std::sqrt((sum2[i] / steps - mean * mean) / (steps - 1)));
+  }
+  return out;
+}
+
+}  // namespace
+
+// docs/model.md §6: the rates are the mean change of one SGD step × D/B. At finite D the law of
+// one sample's projections given the keys is exact (§5), so the only difference is
+// O(1/D) in the SGD-noise term; the tolerance is 4 standard errors of the difference.
+struct OneStepCase {
+  Activation activation;
+  bool with_R;  // R ≠ 0: the general path (g sampled)
+  int batch;
+  double noise;
+  bool gauss_sum = false;  // gauss prior ν = (8, 2) with a fixed readout c_h = 1
+};
+
+class TheoryOneStep : public ::testing::TestWithParam<OneStepCase> {};
+
+TEST_P(TheoryOneStep, RateEqualsMeanDenseStepTimesD) {
+  const auto p = GetParam();
+  ModelSpec m = model_with(p.activation);
+  m.batch = p.batch;
+  m.noise = p.noise;
+  if (p.gauss_sum) {
+    m.prior = Prior::gauss(Eigen::Vector2d(8.0, 2.0));
+    m.readout = Readout::Sum;
+  }
+  const OrderParameters op = test_state(m, p.with_R);
+  const MeanAndError dense = dense_one_step(m, op, 2000, 12000 / p.batch);
+  TheoryOptions o;
+  o.samples = 200000;
+  o.seed = 11;
+  o.channel = p.with_R ? ValueChannel::Sampled : ValueChannel::Integrated;
+  const TheoryEngine theory(m, o);
+  TheoryEvaluation ev;
+  theory.evaluate(op, 0, ev);
+  int sizeable = 0;
+  for (std::size_t i = 0; i < ev.rate.size(); ++i) {
+    const double se = std::hypot(dense.stderr_[i], ev.rate_stderr[i]);
+    EXPECT_NEAR(ev.rate[i], dense.mean[i], 4 * se) << "state entry " << i;
+    if (std::abs(ev.rate[i]) > 8 * se) ++sizeable;
+  }
+  // The comparison has power: at least the drift of M is resolved far beyond its errors.
+  EXPECT_GE(sizeable, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Activations, TheoryOneStep,
+                         ::testing::Values(OneStepCase{Activation::Softmax, false, 1, 0.0},
+                                           OneStepCase{Activation::Softmax1, false, 1, 0.0},
+                                           OneStepCase{Activation::BayesSoftmax, false, 1, 0.0},
+                                           OneStepCase{Activation::Linear, false, 1, 0.0},
+                                           OneStepCase{Activation::Sigmoid, false, 1, 0.0},
+                                           OneStepCase{Activation::Sigmoid, true, 2, 0.3},
+                                           OneStepCase{Activation::Softmax, true, 1, 0.0},
+                                           OneStepCase{Activation::Softmax1, false, 4, 0.5},
+                                           OneStepCase{Activation::Softmax, false, 1, 0.0, true}),
+                         [](const auto& info) {
+                           return std::string(to_string(info.param.activation)) + (info.param.with_R ? "_R" : "") +
+                                  "_B" + std::to_string(info.param.batch) +
+                                  (info.param.noise > 0 ? "_noise" : "") + (info.param.gauss_sum ? "_gauss_sum" : "");
+                         });
