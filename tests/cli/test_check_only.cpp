@@ -1,0 +1,54 @@
+// The check-only mode of the command line that the fuzz target fuzz/fuzz_cli.cpp drives
+// (docs/testing.md, hardening).
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "cli_helpers.hpp"
+
+using namespace headspec;
+using namespace headspec::testing;
+
+namespace {
+
+// run_cli(check_only) on a command line split at spaces.
+int check_only(const std::string& line) {
+  std::vector<std::string> args{"headspec"};
+  std::istringstream in(line);
+  for (std::string a; in >> a;) args.push_back(a);
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return headspec::app::run_cli(static_cast<int>(args.size()), argv.data(), true);
+}
+
+}  // namespace
+
+// The fuzz target's contract: flags are checked exactly as for a run, then nothing runs
+// and nothing is written. Each command below would take hours if it ran (and so exceed
+// the test's time limit, without a clock read here).
+TEST(CheckOnly, ValidCommandsReturnZeroWithoutRunningOrWriting) {
+  const auto dir = fresh_dir("check_only");
+  const std::string out = (dir / "x.csv").string();
+  EXPECT_EQ(check_only("simulate --engine dense --D 1000000 --T 1000 --out " + out), 0);
+  EXPECT_EQ(check_only("theory --mc 100000000 --T 1000 --dt 0.001 --out " + out), 0);
+  EXPECT_EQ(check_only("bayes --samples 100000000000"), 0);
+  EXPECT_EQ(check_only("sweep --engine gram --grid H=1:100 --D 1000000000 --T 1000 --runs 100 --out " + out +
+                       " --summary " + (dir / "s.csv").string()),
+            0);
+  EXPECT_EQ(check_only("mnist --data " + (dir / "absent").string() + " --T 1000 --out " + out), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+TEST(CheckOnly, BadInputIsStatusTwoAsForARun) {
+  EXPECT_EQ(check_only("simulate --T -1"), 2);
+  EXPECT_EQ(check_only("simulate --engine warp"), 2);
+  EXPECT_EQ(check_only("theory --mc 1"), 2);
+  EXPECT_EQ(check_only("bayes --method guess"), 2);
+  EXPECT_EQ(check_only("sweep --grid H=0:2"), 2);
+  EXPECT_EQ(check_only("mnist --nu 1,2"), 2);
+  EXPECT_EQ(check_only("figure 15"), 2);
+  EXPECT_EQ(check_only("nosuchcommand"), 2);
+}

@@ -1,0 +1,53 @@
+// One regression test per finding of the fuzz targets and the sanitizer build
+// (docs/testing.md, hardening).
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_helpers.hpp"
+#include "headspec/errors.hpp"
+#include "headspec/prior.hpp"
+
+using namespace headspec;
+using namespace headspec::testing;
+
+namespace {
+
+Prior mixture_text(const std::string& text) {
+  std::istringstream in(text);
+  return Prior::mixture_stream(in, "text");
+}
+
+}  // namespace
+
+// Found by review while writing the fuzz target: 2 points × 2·10^9 runs overflowed the
+// int task count of `sweep` (undefined behaviour; before the fix, status 1 from
+// std::vector's length check).
+TEST(Hardening, SweepWithMoreThanIntMaxRunsIsBadInput) {
+  const auto r = run_cli("sweep --engine gram --grid 'H=1:2' --runs 2000000000 --T 0 --L 5 --D 100");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--runs"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// Found by fuzz_mixture (input "2 1e-3\n1e-300 -71e200\n"): every entry is finite, but
+// θ² overflows, so ν was +inf and log w(λ) NaN. Likewise for the weights' sum, and for
+// the atom √ν of a spike.
+TEST(Hardening, MixtureWhoseSquaresOrWeightSumOverflowIsRejected) {
+  EXPECT_THROW(mixture_text("2 1e-3\n1e-300 -71e200\n"), UsageError);
+  EXPECT_THROW(mixture_text("1 1e200 0\n"), UsageError);
+  EXPECT_THROW(mixture_text("1 1e154 1e154 1e154\n"), UsageError);  // each θ_f² finite, |θ|² not
+  EXPECT_THROW(mixture_text("1e308 1\n1e308 -1\n"), UsageError);
+  EXPECT_THROW(Prior::spike(Eigen::Vector2d(1e308, 1e308)), UsageError);
+  try {
+    Prior::spike(Eigen::Vector2d(1e308, 1e308));
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--nu:", 0), 0u) << e.what();
+  }
+  // Large but representable values are still accepted.
+  const Prior p = mixture_text("1e300 1e150\n1e-300 -1e150\n");
+  EXPECT_TRUE(p.nu().allFinite());
+  EXPECT_NEAR(p.weights().sum(), 1.0, 1e-15);
+}
