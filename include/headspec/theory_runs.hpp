@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "headspec/errors.hpp"
 #include "headspec/model.hpp"
 #include "headspec/simulation.hpp"
 #include "headspec/theory_engine.hpp"
@@ -33,6 +36,32 @@ struct TheoryRunsSpec {
 /// The factory of the finite-D engine whose initial state (same seed, D) starts the ODE:
 /// `simulate --engine engine --D D`; errors name --init-engine and --init-D.
 EngineFactory initial_state_factory(const std::string& engine, const ModelSpec& model, int64_t D);
+
+/// The Monte Carlo mode of --mc-resample.
+inline MonteCarloMode monte_carlo_mode(bool resample) { return resample ? MonteCarloMode::Resample : MonteCarloMode::Fixed; }
+
+/// --mc in [2, 2^32); throws ParameterError naming it.
+inline void check_mc_samples(int64_t mc) {
+  if (mc < 2 || mc > 0xFFFFFFFFLL) throw ParameterError("mc", fmt::format("must be in [2, 2^32), got {}", mc));
+}
+
+/// The integration that the theory flags of `theory` and `sweep --engine theory` ask for
+/// (docs/cli.md): the integrator named or its default (rk4; euler with --mc-resample), the
+/// step, horizon, records and stop rules, checked for the Monte Carlo mode; throws
+/// ParameterError naming the flag. `S` is either command's settings.
+template <class S>
+IntegrationSpec theory_integration(const S& o) {
+  IntegrationSpec integration;
+  integration.method = parse_integrator(o.integrator.empty() ? (o.mc_resample ? "euler" : "rk4") : o.integrator);
+  integration.dt = o.dt;
+  integration.T = o.T;
+  integration.record_every = o.record_every;
+  integration.until_converged = o.until_converged;
+  integration.until_error_settled = o.until_error_settled;
+  integration.error_window = o.error_window;
+  integration.validate(monte_carlo_mode(o.mc_resample));
+  return integration;
+}
 
 class TheoryRuns {
  public:

@@ -14,18 +14,10 @@ namespace headspec {
 TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : model_(model), spec_(spec) {
   check_horizon(spec.T, spec.record_every);
   check_runs(spec.seed, spec.runs);
-  if (spec.mc < 2 || spec.mc > 0xFFFFFFFFLL) throw ParameterError("mc", fmt::format("must be in [2, 2^32), got {}", spec.mc));
+  check_mc_samples(spec.mc);
   initial_engine_ = initial_state_factory(spec.init_engine, model, spec.init_D);
-  integration_.method =
-      parse_integrator(spec.integrator.empty() ? (spec.mc_resample ? "euler" : "rk4") : spec.integrator);
-  integration_.dt = spec.dt;
-  integration_.T = spec.T;
-  integration_.record_every = spec.record_every;
-  integration_.until_converged = spec.until_converged;
-  integration_.until_error_settled = spec.until_error_settled;
-  integration_.error_window = spec.error_window;
-  mode_ = spec.mc_resample ? MonteCarloMode::Resample : MonteCarloMode::Fixed;
-  integration_.validate(mode_);
+  integration_ = theory_integration(spec);
+  mode_ = monte_carlo_mode(spec.mc_resample);
 }
 
 std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Checkpointing* checkpointing) const {

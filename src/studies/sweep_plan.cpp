@@ -60,17 +60,10 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
   sim_.validate();
 
   if (theory) {
-    if (o.mc < 2 || o.mc > 0xFFFFFFFFLL) throw ParameterError("mc", fmt::format("must be in [2, 2^32), got {}", o.mc));
-    integration_.method = parse_integrator(o.integrator.empty() ? (o.mc_resample ? "euler" : "rk4") : o.integrator);
-    integration_.dt = o.dt;
-    integration_.T = o.T;
-    integration_.record_every = o.record_every;
-    integration_.until_converged = o.until_converged;
-    integration_.until_error_settled = o.until_error_settled;
-    integration_.error_window = o.error_window;
+    check_mc_samples(o.mc);
+    integration_ = theory_integration(o);
     mc_.samples = o.mc;
-    mc_.mode = o.mc_resample ? MonteCarloMode::Resample : MonteCarloMode::Fixed;
-    integration_.validate(mc_.mode);
+    mc_.mode = monte_carlo_mode(o.mc_resample);
   }
 
   axes_ = parse_grid(o.grid, !theory);
