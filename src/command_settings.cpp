@@ -28,6 +28,8 @@ TheoryRunsSpec TheorySettings::runs_spec() const {
   TheoryRunsSpec spec;
   spec.mc = mc;
   spec.mc_resample = mc_resample;
+  spec.mc_method = parse_sampling_method(mc_method);
+  spec.mc_seed = checked_mc_seed(mc_seed);
   spec.integrator = integrator;
   spec.dt = dt;
   spec.T = T;

@@ -146,6 +146,13 @@ const ParameterTable<TheorySettings>& theory_parameters() {
         parameter<S>("mc-resample", &S::mc_resample,
                      "fresh samples at every step (default: one fixed set reused at every evaluation)", 0),
         // In the sidecar as the method chosen.
+        parameter<S>("mc-method", &S::mc_method,
+                     "plain | symmetric: independent samples, or orbits of the symmetry group with λ integrated out "
+                     "(docs/model.md §6)",
+                     kShowDefault, g),
+        parameter<S>("mc-seed", &S::mc_seed,
+                     "seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k)",
+                     kShowDefault, g),
         parameter<S>("integrator", &S::integrator, "rk4 | dopri5 | euler | heun (default rk4; euler with --mc-resample)",
                      0),
         parameter<S>("dt", &S::dt, "time step (initial step for dopri5)", kShowDefault, g),
@@ -267,6 +274,9 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
         parameter<S>("test-samples", &W::test_samples, "fresh samples per error estimate (gram, dense)", kShowDefault, "sweep"),
         parameter<S>("mc", &W::mc, "theory: Monte Carlo samples per evaluation", kShowDefault, "theory"),
         parameter<S>("mc-resample", &W::mc_resample, "theory: fresh samples at every step", 0),
+        parameter<S>("mc-method", &W::mc_method, "theory: plain | symmetric (docs/model.md §6)", kShowDefault, "theory"),
+        parameter<S>("mc-seed", &W::mc_seed, "theory: seed of the Monte Carlo samples (-1: run k uses --seed + k)",
+                     kShowDefault, "theory"),
         parameter<S>("integrator", &W::integrator, "theory: rk4 | dopri5 | euler | heun", 0),
         parameter<S>("dt", &W::dt, "theory: time step", kShowDefault, "theory"),
         parameter<S>("init-D", &W::init_D, "theory: D of the initial state", kShowDefault, "theory"),

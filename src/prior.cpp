@@ -162,6 +162,35 @@ Eigen::VectorXd Prior::mean() const {
   }
 }
 
+namespace {
+
+// Whether the atoms, with their weights, are the same set after θ_f → −θ_f (exact
+// comparison: a mirror atom written in the file is the exact negative).
+bool mirror_symmetric(const Eigen::MatrixXd& atoms, const Eigen::VectorXd& weights, int f) {
+  for (Eigen::Index a = 0; a < atoms.rows(); ++a) {
+    bool found = false;
+    for (Eigen::Index b = 0; b < atoms.rows() && !found; ++b) {
+      bool same = weights[b] == weights[a] && atoms(b, f) == -atoms(a, f);
+      for (Eigen::Index g = 0; g < atoms.cols() && same; ++g) same = g == f || atoms(b, g) == atoms(a, g);
+      found = same;
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<int> Prior::sign_symmetric_directions() const {
+  std::vector<int> out;
+  for (int f = 0; f < F(); ++f) {
+    const bool symmetric = kind_ == PriorKind::Gauss || (kind_ == PriorKind::Flip && f >= 1) ||
+                           (kind_ == PriorKind::Mixture && mirror_symmetric(atoms_, weights_, f));
+    if (symmetric) out.push_back(f);
+  }
+  return out;
+}
+
 void Prior::sample(RandomStream& rng, double* theta) const {
   const int F = this->F();
   switch (kind_) {

@@ -51,6 +51,8 @@ struct SimulateSettings : ModelSettings, RunSettings, OutputSettings, Checkpoint
 struct TheorySettings : ModelSettings, RunSettings, OutputSettings, CheckpointSettings {
   int64_t mc = 10000;
   bool mc_resample = false;
+  std::string mc_method = "plain";
+  int64_t mc_seed = -1;  ///< −1: run k uses --seed + k
   std::string integrator;  ///< empty: rk4, or euler with --mc-resample
   double dt = 0.05;
   int64_t init_D = 10000;

@@ -35,6 +35,10 @@ class Prior {
   const Eigen::VectorXd& nu() const { return nu_; }
   /// E θ_f: non-zero along the prior's constant directions.
   Eigen::VectorXd mean() const;
+  /// The directions f whose sign flip θ_f → −θ_f leaves the prior invariant (docs/model.md §2):
+  /// f ≥ 2 for flip, every f for gauss, none for spike; for a mixture, those f for which every
+  /// atom's mirror image in f is an atom of the same weight. In increasing order.
+  std::vector<int> sign_symmetric_directions() const;
   /// Atoms and weights of a discrete prior (flip, spike, mixture); empty for gauss.
   const Eigen::MatrixXd& atoms() const { return atoms_; }
   const Eigen::VectorXd& weights() const { return weights_; }

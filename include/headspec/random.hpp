@@ -17,6 +17,7 @@ enum class Purpose : uint32_t {
   MonteCarlo = 4,  ///< samples of the theory's expectations
   Data = 5,        ///< data-set manipulations (splits, choices)
   Bayes = 6,       ///< samples of the Bayes-optimal error
+  SymmetricMonteCarlo = 7,  ///< base samples of the theory's symmetric method (one per orbit)
 };
 
 /// Identity of one stream: seed (32 bits), purpose, lane (32 bits), step (64 bits).

@@ -35,6 +35,8 @@ struct SweepSettings {
   // theory
   int64_t mc = 10000;
   bool mc_resample = false;
+  std::string mc_method = "plain";
+  int64_t mc_seed = -1;  // −1: run k uses --seed + k
   std::string integrator;
   double dt = 0.05;
   int64_t init_D = 10000;
@@ -89,6 +91,7 @@ class SweepPlan {
   SimulationSpec sim_;
   IntegrationSpec integration_;
   TheoryOptions mc_;
+  std::optional<uint32_t> mc_seed_;  // --mc-seed
   std::vector<GridAxis> axes_;
   std::vector<SweepPoint> points_;
   int tasks_ = 0;

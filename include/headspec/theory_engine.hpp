@@ -6,6 +6,8 @@
 // the kernel's outputs. Integrators live in
 // theory_integrator.hpp and know nothing of attention.
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "headspec/kernel.hpp"
@@ -13,6 +15,10 @@
 #include "headspec/order_parameters.hpp"
 
 namespace headspec {
+
+namespace theory_rates {
+class SymmetricSamples;
+}
 
 /// How the Monte Carlo samples are chosen (seed Fig. 8 compares the two).
 enum class MonteCarloMode {
@@ -26,9 +32,20 @@ enum class ValueChannel {
   Sampled,     ///< general path: g is sampled with the other projections (any R)
 };
 
+/// How the samples of an evaluation are made (docs/model.md §6, "Symmetric Monte Carlo").
+enum class SamplingMethod {
+  Plain,      ///< independent samples of (θ, λ, w[, g, ξ])
+  Symmetric,  ///< orbits of the symmetry group, λ integrated out given the scores, canonical head order
+};
+
+/// --mc-method: plain | symmetric (UsageError naming the flag otherwise).
+SamplingMethod parse_sampling_method(const std::string& name);
+const char* to_string(SamplingMethod method);
+
 struct TheoryOptions {
-  int64_t samples = 10000;  ///< N
+  int64_t samples = 10000;  ///< N (Symmetric: rounded up to whole orbits)
   MonteCarloMode mode = MonteCarloMode::Fixed;
+  SamplingMethod method = SamplingMethod::Plain;
   ValueChannel channel = ValueChannel::Integrated;
   uint32_t seed = 1;  ///< Monte Carlo stream (seed, MonteCarlo, lane n, step draw)
 };
@@ -93,8 +110,14 @@ class TheoryEngine {
 
   /// Numbers per stored sample: θ (F), then for each position ℓ: λ_ℓ (F), w_ℓ (H), g_ℓ; then ξ.
   int sample_width() const { return width_; }
+  /// The samples an evaluation averages over (N, or N rounded up to whole orbits).
+  int64_t samples_used() const;
+  /// The symmetry group's size with the Symmetric method (samples per orbit), 1 otherwise.
+  int orbit_size() const;
 
  private:
+  void evaluate_plain(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out) const;
+  void evaluate_symmetric(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out) const;
   void draw_sample(int64_t n, uint64_t draw, double* out) const;
   using Lanes = AttentionKernelBatch::Lanes;
   // Samples of batch b (AttentionKernelBatch::kLanes of them), one per lane; aos is
@@ -108,6 +131,7 @@ class TheoryEngine {
   int width_;
   int batch_width_;             // numbers per sample that evaluate() reads (λ, w; g and ξ if sampled)
   std::vector<Lanes> stored_;   // Fixed mode: the samples as draw_batch lays them out (when they fit)
+  std::shared_ptr<const theory_rates::SymmetricSamples> symmetric_;  // the Symmetric method's samples
 };
 
 }  // namespace headspec

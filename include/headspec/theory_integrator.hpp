@@ -4,6 +4,7 @@
 // nothing of attention, and the observer records Records in the columns of `simulate`.
 // Time is always t0 + k·dt (or t0 + k·record_every), never accumulated.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "headspec/simulation.hpp"
@@ -86,9 +87,11 @@ bool read_finished_theory(const std::string& slot, TheoryResult& r);
 
 /// Run `run` of `headspec theory`: seed = base_seed + run drives both the initial state,
 /// that of the finite-D engine made by `initial_engine(seed)` (R set to 0 when the value
-/// channel is integrated, docs/model.md §7), and the Monte Carlo samples (mc.seed is ignored).
+/// channel is integrated, docs/model.md §7), and the Monte Carlo samples (mc.seed is ignored)
+/// unless mc_seed is given (--mc-seed): then every run uses the samples of mc_seed.
 TheoryResult run_theory(const ModelSpec& model, const EngineFactory& initial_engine, TheoryOptions mc,
-                        const IntegrationSpec& spec, uint32_t base_seed, int run, const ProgressFn& progress = {},
+                        const IntegrationSpec& spec, uint32_t base_seed, int run,
+                        std::optional<uint32_t> mc_seed = std::nullopt, const ProgressFn& progress = {},
                         RunSlots* slots = nullptr, const Checkpointing* checkpointing = nullptr);
 
 }  // namespace headspec

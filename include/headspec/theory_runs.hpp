@@ -2,6 +2,7 @@
 // K independent runs of the theory (docs/model.md §6), each from the initial state of a finite-D
 // engine with the same seed: what `headspec theory` and the Python module's `theory` run.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ namespace headspec {
 struct TheoryRunsSpec {
   int64_t mc = 10000;              ///< Monte Carlo samples N
   bool mc_resample = false;        ///< fresh samples at every step
+  SamplingMethod mc_method = SamplingMethod::Plain;
+  std::optional<uint32_t> mc_seed; ///< --mc-seed: every run's samples; absent: run k uses seed + k
   std::string integrator;          ///< empty: rk4, or euler with mc_resample
   double dt = 0.05;
   double T = 20;
@@ -39,6 +42,14 @@ EngineFactory initial_state_factory(const std::string& engine, const ModelSpec& 
 
 /// The Monte Carlo mode of --mc-resample.
 inline MonteCarloMode monte_carlo_mode(bool resample) { return resample ? MonteCarloMode::Resample : MonteCarloMode::Fixed; }
+
+/// --mc-seed: absent (−1) or a seed in [0, 2^32); throws ParameterError naming it.
+inline std::optional<uint32_t> checked_mc_seed(int64_t mc_seed) {
+  if (mc_seed == -1) return std::nullopt;
+  if (mc_seed < 0 || mc_seed > 0xFFFFFFFFLL)
+    throw ParameterError("mc-seed", fmt::format("must be in [0, 2^32) (or -1: --seed + k), got {}", mc_seed));
+  return static_cast<uint32_t>(mc_seed);
+}
 
 /// --mc in [2, 2^32); throws ParameterError naming it.
 inline void check_mc_samples(int64_t mc) {
@@ -73,7 +84,7 @@ class TheoryRuns {
   const TheoryRunsSpec& spec() const { return spec_; }
 
   /// Result k is run k: its initial state is that of `simulate --engine init_engine --D init_D
-  /// --seed seed+k` (R(0) set to 0 unless keep_R), its Monte Carlo seed is seed + k.
+  /// --seed seed+k` (R(0) set to 0 unless keep_R), its Monte Carlo seed is mc_seed or seed + k.
   /// `checkpointing` as for run_sgd_runs; an interrupted run
   /// has trajectory.interrupted set, and the runs after it are not started.
   std::vector<TheoryResult> run(const ProgressFn& progress = {}, const Checkpointing* checkpointing = nullptr) const;

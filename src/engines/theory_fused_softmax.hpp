@@ -248,4 +248,16 @@ template <bool Sampled, class Sizes>
   softmax_batch_inline<Sampled>(sz, k, z, outs, width, lanes, acc, acc_sq);
 }
 
+// The rates of one batch through softmax_rates, lane by lane into rates[i] (the symmetric
+// method sums them over each orbit first, theory_symmetric.cpp).
+template <bool Sampled, class Sizes>
+[[gnu::noinline]] void softmax_lane_rates(const Sizes sz, const RateConstants& k, const double* z,
+                                          Eigen::Array<double, 4, 1>* outs, std::size_t width,
+                                          AttentionKernelBatch::Lanes* rates) {
+  constexpr int kGroup = 4;
+  softmax_rates<kLanes, kGroup, Sampled>(sz, k, z, outs, width);
+  for (int part = 0; part < kLanes / kGroup; ++part)
+    for (std::size_t i = 0; i < width; ++i) rates[i].segment<kGroup>(part * kGroup) = outs[part * width + i];
+}
+
 }  // namespace headspec::theory_rates

@@ -373,12 +373,12 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
 }
 
 TheoryResult run_theory(const ModelSpec& model, const EngineFactory& initial_engine, TheoryOptions mc,
-                        const IntegrationSpec& spec, uint32_t base_seed, int run, const ProgressFn& progress,
-                        RunSlots* slots, const Checkpointing* checkpointing) {
+                        const IntegrationSpec& spec, uint32_t base_seed, int run, std::optional<uint32_t> mc_seed,
+                        const ProgressFn& progress, RunSlots* slots, const Checkpointing* checkpointing) {
   const uint32_t seed = base_seed + static_cast<uint32_t>(run);
   OrderParameters initial = initial_engine(seed)->order_parameters();
   if (mc.channel == ValueChannel::Integrated) initial.R.setZero();  // R ≡ 0 from then on (docs/model.md §7)
-  mc.seed = seed;
+  mc.seed = mc_seed.value_or(seed);
   const TheoryEngine engine(model, mc);
   return integrate_theory(engine, initial, spec, run, progress, slots, checkpointing);
 }

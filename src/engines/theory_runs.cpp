@@ -24,6 +24,7 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
   TheoryOptions mc;
   mc.samples = spec_.mc;
   mc.mode = mode_;
+  mc.method = spec_.mc_method;
   mc.channel = spec_.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
   RunSlots slots(checkpointing, "theory", spec_.runs);
   std::vector<TheoryResult> results(static_cast<std::size_t>(spec_.runs));
@@ -37,7 +38,8 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
         continue;
       }
     }
-    r = run_theory(model_, initial_engine_, mc, integration_, spec_.seed, k, progress, &slots, checkpointing);
+    r = run_theory(model_, initial_engine_, mc, integration_, spec_.seed, k, spec_.mc_seed, progress, &slots,
+                   checkpointing);
     if (checkpointing == nullptr) continue;
     if (r.trajectory.interrupted)
       interrupted = true;

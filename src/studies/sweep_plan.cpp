@@ -49,6 +49,8 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
   if (theory && o.stop_when_specialised)
     throw ParameterError("stop-when-specialised", "only for the finite-D engines (gram, dense)");
   if (!theory && o.until_converged != 0) throw ParameterError("until-converged", "only for --engine theory");
+  if (!theory && o.mc_method != "plain") throw ParameterError("mc-method", "only for --engine theory");
+  if (!theory && o.mc_seed != -1) throw ParameterError("mc-seed", "only for --engine theory");
   if (!theory && o.until_error_settled != 0) throw ParameterError("until-error-settled", "only for --engine theory");
   sim_.D = o.D;
   sim_.T = o.T;
@@ -64,6 +66,8 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
     integration_ = theory_integration(o);
     mc_.samples = o.mc;
     mc_.mode = monte_carlo_mode(o.mc_resample);
+    mc_.method = parse_sampling_method(o.mc_method);
+    mc_seed_ = checked_mc_seed(o.mc_seed);
   }
 
   axes_ = parse_grid(o.grid, !theory);
@@ -97,7 +101,7 @@ bool SweepPlan::stop_rule() const {
 Trajectory SweepPlan::run_task(int task) const {
   const SweepPoint& p = point_of(task);
   const int run = task % settings_.runs;
-  if (theory_) return run_theory(p.model, p.engine, mc_, integration_, sim_.seed, run).trajectory;
+  if (theory_) return run_theory(p.model, p.engine, mc_, integration_, sim_.seed, run, mc_seed_).trajectory;
   SimulationSpec point_sim = sim_;
   point_sim.D = p.D;
   return run_sgd(p.engine, p.model, point_sim, run);
@@ -132,6 +136,8 @@ std::string SweepPlan::task_key(int task) const {
                      {"init_D", o.init_D}, {"init_engine", o.init_engine}};
     // Only when set, so that the work folders of sweeps without a stop rule stay valid.
     if (o.until_converged > 0) key["theory"]["until_converged"] = o.until_converged;
+    if (mc_.method != SamplingMethod::Plain) key["theory"]["mc_method"] = to_string(mc_.method);
+    if (mc_seed_) key["theory"]["mc_seed"] = *mc_seed_;
     if (o.until_error_settled > 0)
       key["theory"]["until_error_settled"] = {o.until_error_settled, o.error_window};
   } else {

@@ -1,0 +1,101 @@
+#include "symmetric_samples.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "headspec/random.hpp"
+
+namespace headspec::theory_rates {
+
+Conditioning Conditioning::of(const OrderParameters& op, bool sampled) {
+  // Q̃ = Q − RRᵀ = MMᵀ + Q⊥, the covariance of s_ℓ − Mθ 1[ℓ = ℓ*] − R g_ℓ (docs/model.md §5).
+  const Eigen::MatrixXd Qt = sampled ? Eigen::MatrixXd(op.Q - op.R * op.R.transpose()) : op.Q;
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(Qt);
+  const Eigen::VectorXd& values = eig.eigenvalues();
+  // Directions with no variance (up to rounding) have no scores to condition on: the
+  // pseudo-inverse leaves them out.
+  const double floor = 1e-13 * std::max(values.cwiseAbs().maxCoeff(), 1e-300);
+  Eigen::VectorXd root(values.size()), inverse_root(values.size());
+  for (Eigen::Index i = 0; i < values.size(); ++i) {
+    root[i] = values[i] > 0 ? std::sqrt(values[i]) : 0.0;
+    inverse_root[i] = values[i] > floor ? 1.0 / root[i] : 0.0;
+  }
+  const Eigen::MatrixXd& V = eig.eigenvectors();
+  const Eigen::MatrixXd C = V * root.asDiagonal() * V.transpose();
+  const Eigen::MatrixXd C_inverse = V * inverse_root.asDiagonal() * V.transpose();
+  Conditioning out;
+  out.B = op.M.transpose() * C_inverse;
+  out.D = C - op.M * out.B;
+  return out;
+}
+
+SymmetricSamples::SymmetricSamples(const ModelSpec& model, const TheoryOptions& options)
+    : model_(model),
+      group_(model),
+      sampled_(options.channel == ValueChannel::Sampled),
+      seed_(options.seed),
+      orbits_(std::max<int64_t>(2, (options.samples + group_.size() - 1) / group_.size())),
+      base_width_(model.F() + model.L * model.H + (sampled_ ? model.L + 1 : 0)) {
+  const int F = model.F();
+  for (const std::vector<int>& perm : group_.permutations()) perms_.insert(perms_.end(), perm.begin(), perm.end());
+  for (int sigma = 0; sigma < group_.sign_count(); ++sigma)
+    for (int f = 0; f < F; ++f) signs_.push_back(group_.sign(sigma, f));
+  if (options.mode != MonteCarloMode::Fixed) return;
+  stored_.resize(static_cast<std::size_t>(orbit_groups() * base_width_));
+#pragma omp parallel
+  {
+    std::vector<double> aos(static_cast<std::size_t>(kLanes * base_width_));
+#pragma omp for schedule(static)
+    for (int64_t q = 0; q < orbit_groups(); ++q) draw_group(q, 0, aos.data(), stored_.data() + q * base_width_);
+  }
+}
+
+// The stream (seed, SymmetricMonteCarlo, lane o, step draw): θ from the prior, then the normals.
+void SymmetricSamples::draw_base(int64_t o, uint64_t draw, double* out) const {
+  RandomStream rng(StreamId{seed_, Purpose::SymmetricMonteCarlo, static_cast<uint32_t>(o), draw});
+  const int F = model_.F();
+  model_.prior.sample(rng, out);
+  rng.normals(out + F, base_width_ - F);
+}
+
+const Lanes* SymmetricSamples::group_base(int64_t q, uint64_t draw, double* aos, Lanes* scratch) const {
+  if (!stored_.empty()) return stored_.data() + q * base_width_;
+  draw_group(q, draw, aos, scratch);
+  return scratch;
+}
+
+void SymmetricSamples::draw_group(int64_t q, uint64_t draw, double* aos, Lanes* out) const {
+  for (int j = 0; j < kLanes; ++j) {
+    const int64_t o = q * kLanes + j;
+    double* z = aos + j * base_width_;
+    if (o < orbits_)
+      draw_base(o, draw, z);
+    else
+      std::fill(z, z + base_width_, 0.0);
+    for (int i = 0; i < base_width_; ++i) out[i][j] = z[i];
+  }
+}
+
+void SymmetricSamples::fill_element(const Lanes* base, int e, const Conditioning& cond, Lanes* soa) const {
+  const int F = model_.F(), H = model_.H, L = model_.L, K = F + H;
+  const int* perm = perms_.data() + group_.permutation_of(e) * H;
+  const double* sign = signs_.data() + group_.signs_of(e) * F;
+  const double *B = cond.B.data(), *D = cond.D.data();
+  // λ̄_ℓ = θ' 1[ℓ = ℓ*] + B ξ'_ℓ and w̄_ℓ = D ξ'_ℓ.
+  for (int l = 0; l < L; ++l) {
+    const Lanes* xi = base + F + l * H;
+    for (int f = 0; f < F; ++f) {
+      Lanes v = l == 0 ? Lanes(sign[f] * base[f]) : Lanes(Lanes::Zero());
+      for (int k = 0; k < H; ++k) v += B[f * H + k] * xi[perm[k]];
+      soa[l * K + f] = v;
+    }
+    for (int h = 0; h < H; ++h) {
+      Lanes v = Lanes::Zero();
+      for (int k = 0; k < H; ++k) v += D[h * H + k] * xi[perm[k]];
+      soa[l * K + F + h] = v;
+    }
+  }
+  for (int i = 0; i < base_width_ - F - L * H; ++i) soa[L * K + i] = base[F + L * H + i];
+}
+
+}  // namespace headspec::theory_rates

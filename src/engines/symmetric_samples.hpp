@@ -1,0 +1,67 @@
+#pragma once
+// The samples of the theory's symmetric Monte Carlo method (docs/model.md §6, "Symmetric
+// Monte Carlo"). Each orbit holds one base sample — θ, and ξ_ℓ ∈ R^H for every position
+// (with the value channel sampled also g_ℓ and the label noise ξ) — and its images under the
+// model's symmetry group (symmetry_group.hpp): θ's symmetric directions flipped, the heads'
+// components of ξ_ℓ permuted. The latent projections λ are integrated out given the scores:
+//   s_ℓ = Mθ 1[ℓ = ℓ*] + R g_ℓ + Q̃^{1/2} ξ_ℓ,   Q̃ = Q − RRᵀ,
+//   E[λ_ℓ | s, g, θ] = θ 1[ℓ = ℓ*] + Mᵀ Q̃^{+1/2} ξ_ℓ,
+// so a sample carries H + (g sampled) numbers per position instead of F + H (+ 1). fill_batch
+// writes the samples in the plain method's layout — (λ̄_ℓ, w̄_ℓ) with s_ℓ = M λ̄_ℓ + w̄_ℓ (+ R g_ℓ)
+// — so that every rate pass of the plain method (theory_rates.hpp) serves both.
+#include <cstdint>
+#include <vector>
+
+#include "headspec/model.hpp"
+#include "headspec/order_parameters.hpp"
+#include "headspec/symmetry_group.hpp"
+#include "headspec/theory_engine.hpp"
+#include "theory_rates.hpp"
+
+namespace headspec::theory_rates {
+
+/// What a state contributes to the samples: λ̄_ℓ = θ 1[ℓ = ℓ*] + B ξ_ℓ and w̄_ℓ = D ξ_ℓ.
+struct Conditioning {
+  RowMatrix B;  ///< F×H, Mᵀ Q̃^{+1/2}
+  RowMatrix D;  ///< H×H, Q̃^{1/2} − M B
+  /// From the state; R is used only with the value channel sampled.
+  static Conditioning of(const OrderParameters& op, bool sampled);
+};
+
+class SymmetricSamples {
+ public:
+  /// options.samples rounded up to whole orbits (at least two, for a standard error).
+  SymmetricSamples(const ModelSpec& model, const TheoryOptions& options);
+
+  const SymmetryGroup& group() const { return group_; }
+  int orbit_size() const { return group_.size(); }
+  int64_t orbits() const { return orbits_; }
+  int64_t samples() const { return orbits_ * group_.size(); }
+  /// Orbits are taken kLanes at a time, orbit 8q + j in lane j of group q.
+  int64_t orbit_groups() const { return (orbits_ + kLanes - 1) / kLanes; }
+  /// Numbers per base sample: θ (F), ξ (L·H, position-major), [g (L), label noise].
+  int base_width() const { return base_width_; }
+
+  /// The base samples of group q, base_width() lanes (zeros past the last orbit): the stored
+  /// ones (Fixed mode), or drawn into `scratch` (base_width() lanes and as many doubles in aos).
+  const Lanes* group_base(int64_t q, uint64_t draw, double* aos, Lanes* scratch) const;
+  /// Element e of the group's orbits, lane by lane, in the plain layout (TheoryEngine::draw_batch):
+  /// θ'_f = ±θ_f, ξ'_ℓh = ξ_ℓ,perm[h], then λ̄ and w̄ of the conditioning.
+  void fill_element(const Lanes* base, int e, const Conditioning& cond, Lanes* soa) const;
+
+ private:
+  void draw_base(int64_t o, uint64_t draw, double* out) const;
+  void draw_group(int64_t q, uint64_t draw, double* aos, Lanes* out) const;
+
+  ModelSpec model_;
+  SymmetryGroup group_;
+  bool sampled_;
+  uint32_t seed_;
+  int64_t orbits_;
+  int base_width_;
+  std::vector<int> perms_;     // the group's permutations, H numbers each
+  std::vector<double> signs_;  // the sign of every direction (F) under every σ
+  std::vector<Lanes> stored_;  // Fixed mode: every group's base samples
+};
+
+}  // namespace headspec::theory_rates

@@ -1,0 +1,124 @@
+// The symmetric Monte Carlo method of the theory engine (docs/model.md §6, "Symmetric Monte
+// Carlo"): the state in its canonical head order, the samples of symmetric_samples.hpp, and
+// sums over whole orbits, so that the estimated right-hand side is exactly equivariant.
+#include <algorithm>
+
+#include "headspec/theory_engine.hpp"
+#include "symmetric_samples.hpp"
+#include "theory_evaluation.hpp"
+
+namespace headspec {
+
+namespace {
+
+using namespace theory_evaluation;
+
+// The sums of the rates of kLanes orbits (one per lane) over their elements e = p·S + σ,
+// given in order: over σ as a binary tree (a stack of partial sums, left + right), then over
+// p in order. Where M_{:,f} = 0 for a symmetric direction f, elements σ and σ ⊕ bit(f) have
+// opposite dM_{:,f} and equal other rates, and every subtree pairing them sums to exactly 0;
+// flipping that column of the state swaps the subtrees and negates dM_{:,f}, bit for bit.
+class OrbitSums {
+ public:
+  OrbitSums(std::size_t width, int signs)
+      : width_(width), signs_(signs), stack_(width * (levels(signs) + 1)), level_(levels(signs) + 1), total_(width) {}
+
+  void add(int e, const Lanes* rates) {
+    std::copy(rates, rates + width_, stack_.begin() + depth_ * width_);
+    level_[depth_++] = 0;
+    while (depth_ >= 2 && level_[depth_ - 1] == level_[depth_ - 2]) {
+      Lanes* left = stack_.data() + (depth_ - 2) * width_;
+      const Lanes* right = left + width_;
+      for (std::size_t i = 0; i < width_; ++i) left[i] += right[i];
+      ++level_[depth_ - 2];
+      --depth_;
+    }
+    if (e % signs_ != signs_ - 1) return;
+    for (std::size_t i = 0; i < width_; ++i) total_[i] = e < signs_ ? stack_[i] : Lanes(total_[i] + stack_[i]);
+    depth_ = 0;
+  }
+  const Lanes* total() const { return total_.data(); }
+
+ private:
+  static int levels(int signs) {
+    int k = 0;
+    while ((1 << k) < signs) ++k;
+    return k;
+  }
+  std::size_t width_;
+  int signs_, depth_ = 0;
+  std::vector<Lanes> stack_;
+  std::vector<int> level_;
+  std::vector<Lanes> total_;
+};
+
+// Packed rates of the canonical state (head h = head perm[h] of the state asked for) back in
+// the state's own head order.
+void unpermute(const StateLayout& lay, const std::vector<int>& perm, const std::vector<double>& in,
+               std::vector<double>& out) {
+  const int H = lay.H(), F = lay.F();
+  out.resize(in.size());
+  for (int h = 0; h < H; ++h) {
+    for (int f = 0; f < F; ++f) out[lay.m_index(perm[h], f)] = in[lay.m_index(h, f)];
+    out[lay.r_index(perm[h])] = in[lay.r_index(h)];
+    for (int g = h; g < H; ++g) out[lay.q_index(perm[h], perm[g])] = in[lay.q_index(h, g)];
+    if (lay.learned_readout()) out[lay.c_index(perm[h])] = in[lay.c_index(h)];
+  }
+}
+
+}  // namespace
+
+void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out) const {
+  if (options_.method == SamplingMethod::Plain) return evaluate_plain(op, draw, out);
+  const SymmetryGroup& group = symmetric_->group();
+  const std::vector<int>& perm = group.permutations()[group.canonical_permutation(op)];
+  evaluate_symmetric(SymmetryGroup::permute(op, perm), draw, out);
+  std::vector<double> rate, rate_stderr;
+  unpermute(layout_, perm, out.rate, rate);
+  unpermute(layout_, perm, out.rate_stderr, rate_stderr);
+  out.rate.swap(rate);
+  out.rate_stderr.swap(rate_stderr);
+}
+
+void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out) const {
+  using theory_rates::Conditioning;
+  const theory_rates::SymmetricSamples& samples = *symmetric_;
+  const bool sampled = options_.channel == ValueChannel::Sampled;
+  const uint64_t draw_used = options_.mode == MonteCarloMode::Fixed ? 0 : draw;
+  const int G = samples.orbit_size(), signs = samples.group().sign_count();
+  const int64_t orbits = samples.orbits(), groups = samples.orbit_groups();
+  // Blocks of about kBlock samples: whole groups of kLanes orbits.
+  const int64_t per_block = std::max<int64_t>(1, kBlock / (G * kLanes));
+  const int64_t blocks = (groups + per_block - 1) / per_block;
+  const std::size_t width = layout_.size() + 1;  // the rates, then r²
+  RateInputs in;
+  fill_rate_inputs(model_, layout_, sampled, true, op, in);
+  const Conditioning cond = Conditioning::of(op, sampled);
+  const Path path = rate_path(model_);
+  std::vector<double> sums(static_cast<std::size_t>(blocks) * width, 0.0), squares(sums.size(), 0.0);
+
+#pragma omp parallel if (blocks >= 8)
+  {
+    ThreadBuffers buf(model_, path, false, width, samples.base_width(), batch_width_);
+    std::vector<Lanes> drawn(static_cast<std::size_t>(samples.base_width()));
+    OrbitSums orbit(width, signs);
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) {
+      std::fill(buf.acc.begin(), buf.acc.end(), Lanes::Zero());
+      std::fill(buf.acc_sq.begin(), buf.acc_sq.end(), Lanes::Zero());
+      for (int64_t q = b * per_block; q < std::min(groups, (b + 1) * per_block); ++q) {
+        const Lanes* base = samples.group_base(q, draw_used, buf.aos.data(), drawn.data());
+        for (int e = 0; e < G; ++e) {
+          samples.fill_element(base, e, cond, buf.soa.data());
+          lane_rates(path, in.k, buf.soa.data(), width, buf);
+          orbit.add(e, buf.rates.data());
+        }
+        theory_rates::add_lanes(orbit.total(), width, orbits - q * kLanes, buf.acc.data(), buf.acc_sq.data());
+      }
+      add_block(buf, width, sums.data() + b * width, squares.data() + b * width);
+    }
+  }
+  mean_and_stderr(sums, squares, blocks, width, orbits, G, out);
+}
+
+}  // namespace headspec

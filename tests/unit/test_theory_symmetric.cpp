@@ -1,0 +1,177 @@
+// The symmetric Monte Carlo method (docs/model.md §6, "Symmetric Monte Carlo"): exact
+// invariance of a zero-mean direction's empty column, exact equivariance under its sign flip
+// and under head permutations, and the same bits whatever the thread count.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <string>
+#include <vector>
+
+#include "headspec/activation.hpp"
+#include "headspec/symmetry_group.hpp"
+#include "headspec/theory_engine.hpp"
+
+using namespace headspec;
+
+namespace {
+
+// A state of H heads away from every symmetric subspace: M, Q = MMᵀ + RRᵀ + Q⊥, learned c.
+OrderParameters generic_state(const ModelSpec& m, bool with_R) {
+  const int H = m.H, F = m.F();
+  OrderParameters op;
+  op.M.resize(H, F);
+  for (int h = 0; h < H; ++h)
+    for (int f = 0; f < F; ++f) op.M(h, f) = 0.3 + 0.37 * h - 0.21 * f + 0.05 * h * f * (h % 2 ? -1 : 1);
+  op.R = Eigen::VectorXd::Zero(H);
+  if (with_R)
+    for (int h = 0; h < H; ++h) op.R[h] = 0.1 * (h + 1) * (h % 2 ? -1 : 1);
+  Eigen::MatrixXd ortho = 0.5 * Eigen::MatrixXd::Identity(H, H);
+  for (int h = 0; h < H; ++h)
+    for (int g = 0; g < H; ++g) ortho(h, g) += 0.04 * (h + 1) * (g + 1) + (h == g ? 0.03 * h : 0.0);
+  op.Q = op.M * op.M.transpose() + op.R * op.R.transpose() + ortho;
+  op.c = m.initial_readout();
+  if (m.readout == Readout::Learned)
+    for (int h = 0; h < H; ++h) op.c[h] = 0.6 - 0.07 * h;
+  return op;
+}
+
+TheoryOptions symmetric_options(ValueChannel channel, int64_t samples = 600) {
+  TheoryOptions o;
+  o.samples = samples;
+  o.method = SamplingMethod::Symmetric;
+  o.channel = channel;
+  o.seed = 5;
+  return o;
+}
+
+// The models the exactness tests run over: every activation, fixed and learned readout,
+// B = 1 and 4 with label noise, and the three sign-symmetric priors.
+std::vector<std::pair<std::string, ModelSpec>> models() {
+  std::vector<std::pair<std::string, ModelSpec>> out;
+  for (Activation a : all_activations()) {
+    ModelSpec m;  // flip ν = (2, 2), L = 10, H = 2, learned readout
+    m.activation = a;
+    out.emplace_back(std::string(to_string(a)), m);
+    m.readout = Readout::Sum;
+    m.batch = 4;
+    m.noise = 0.3;
+    out.emplace_back(std::string(to_string(a)) + " sum B4 noise", m);
+  }
+  ModelSpec g;
+  g.prior = Prior::gauss(Eigen::Vector2d(3.0, 1.5));
+  g.L = 5;
+  out.emplace_back("gauss", g);
+  Eigen::MatrixXd atoms(4, 2);
+  atoms << 1.0, 1.5, 1.0, -1.5, -0.5, 0.7, -0.5, -0.7;
+  ModelSpec x;
+  x.prior = Prior::mixture(atoms, Eigen::Vector4d(0.3, 0.3, 0.2, 0.2));
+  x.L = 4;
+  out.emplace_back("mixture", x);
+  return out;
+}
+
+}  // namespace
+
+TEST(SymmetryGroup, SignDirectionsAndPermutations) {
+  ModelSpec m;
+  EXPECT_EQ(SymmetryGroup(m).sign_directions(), std::vector<int>{1});
+  EXPECT_EQ(SymmetryGroup(m).size(), 4);
+  m.prior = Prior::gauss(Eigen::Vector3d(1, 2, 3));
+  m.H = 3;
+  EXPECT_EQ(SymmetryGroup(m).size(), 8 * 6);
+  m.prior = Prior::spike(Eigen::Vector2d(1, 2));
+  m.H = 6;  // past kMaxFullHeads: the cyclic shifts
+  const SymmetryGroup cyclic(m);
+  EXPECT_FALSE(cyclic.all_permutations());
+  EXPECT_EQ(cyclic.size(), 6);
+  Eigen::MatrixXd atoms(2, 2);
+  atoms << 1.0, 1.0, 1.0, -1.0;
+  EXPECT_EQ(Prior::mixture(atoms, Eigen::Vector2d(1, 1)).sign_symmetric_directions(), std::vector<int>{1});
+  EXPECT_TRUE(Prior::mixture(atoms, Eigen::Vector2d(1, 2)).sign_symmetric_directions().empty());
+}
+
+TEST(SymmetricTheory, EmptyZeroMeanColumnHasExactlyZeroRates) {
+  for (const auto& [name, m] : models())
+    for (ValueChannel channel : {ValueChannel::Integrated, ValueChannel::Sampled}) {
+      OrderParameters op = generic_state(m, channel == ValueChannel::Sampled);
+      const int f = 1;  // sign-symmetric in every model above
+      op.M.col(f).setZero();
+      op.Q = op.M * op.M.transpose() + op.R * op.R.transpose() + 0.5 * Eigen::MatrixXd::Identity(m.H, m.H);
+      const TheoryEngine engine(m, symmetric_options(channel));
+      TheoryEvaluation ev;
+      engine.evaluate(op, 0, ev);
+      for (int h = 0; h < m.H; ++h) EXPECT_EQ(ev.rate[engine.layout().m_index(h, f)], 0.0) << name << " head " << h;
+      EXPECT_NE(ev.rate[engine.layout().m_index(0, 0)], 0.0) << name;
+    }
+}
+
+TEST(SymmetricTheory, SignFlipOfAColumnNegatesItsRatesExactly) {
+  for (const auto& [name, m] : models())
+    for (ValueChannel channel : {ValueChannel::Integrated, ValueChannel::Sampled}) {
+      const OrderParameters op = generic_state(m, channel == ValueChannel::Sampled);
+      OrderParameters flipped = op;
+      flipped.M.col(1) *= -1.0;
+      const TheoryEngine engine(m, symmetric_options(channel));
+      TheoryEvaluation a, b;
+      engine.evaluate(op, 0, a);
+      engine.evaluate(flipped, 0, b);
+      for (std::size_t i = 0; i < a.rate.size(); ++i) {
+        const bool in_column = i < engine.layout().r_index(0) && i % m.F() == 1;
+        EXPECT_EQ(b.rate[i], in_column ? -a.rate[i] : a.rate[i]) << name << " entry " << i;
+      }
+      EXPECT_EQ(a.error, b.error) << name;
+    }
+}
+
+TEST(SymmetricTheory, HeadPermutationPermutesTheRightHandSideExactly) {
+  for (int H : {2, 3, 4, 5})
+    for (ValueChannel channel : {ValueChannel::Integrated, ValueChannel::Sampled}) {
+      ModelSpec m;
+      m.H = H;
+      m.L = 4;
+      const OrderParameters op = generic_state(m, channel == ValueChannel::Sampled);
+      const TheoryEngine engine(m, symmetric_options(channel, 480));
+      const SymmetryGroup group(m);
+      const StateLayout& lay = engine.layout();
+      TheoryEvaluation base;
+      engine.evaluate(op, 0, base);
+      // H = 5 keeps the cyclic shifts only (SymmetryGroup::kMaxFullHeads).
+      for (const std::vector<int>& perm : group.permutations()) {
+        TheoryEvaluation moved;
+        engine.evaluate(SymmetryGroup::permute(op, perm), 0, moved);
+        for (int h = 0; h < H; ++h) {
+          for (int f = 0; f < m.F(); ++f) EXPECT_EQ(moved.rate[lay.m_index(h, f)], base.rate[lay.m_index(perm[h], f)]);
+          for (int g = 0; g < H; ++g) EXPECT_EQ(moved.rate[lay.q_index(h, g)], base.rate[lay.q_index(perm[h], perm[g])]);
+          EXPECT_EQ(moved.rate[lay.c_index(h)], base.rate[lay.c_index(perm[h])]);
+          EXPECT_EQ(moved.rate[lay.r_index(h)], base.rate[lay.r_index(perm[h])]);
+        }
+        EXPECT_EQ(moved.error, base.error);
+      }
+    }
+}
+
+TEST(SymmetricTheory, SameBitsWhateverTheThreadCount) {
+  for (MonteCarloMode mode : {MonteCarloMode::Fixed, MonteCarloMode::Resample}) {
+    const ModelSpec m;
+    TheoryOptions o = symmetric_options(ValueChannel::Integrated, 9000);  // 9 blocks of 64 orbits
+    o.mode = mode;
+    const OrderParameters op = generic_state(m, false);
+    TheoryEvaluation one, two;
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    TheoryEngine(m, o).evaluate(op, 3, one);
+    omp_set_num_threads(2);
+    TheoryEngine(m, o).evaluate(op, 3, two);
+    omp_set_num_threads(threads);
+    EXPECT_EQ(one.rate, two.rate);
+    EXPECT_EQ(one.rate_stderr, two.rate_stderr);
+    EXPECT_EQ(one.error, two.error);
+  }
+}
+
+TEST(SymmetricTheory, SamplesAreWholeOrbits) {
+  const ModelSpec m;
+  const TheoryEngine engine(m, symmetric_options(ValueChannel::Integrated, 1001));
+  EXPECT_EQ(engine.orbit_size(), 4);
+  EXPECT_EQ(engine.samples_used(), 1004);
+}
