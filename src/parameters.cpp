@@ -147,8 +147,8 @@ const ParameterTable<TheorySettings>& theory_parameters() {
                      "fresh samples at every step (default: one fixed set reused at every evaluation)", 0),
         // In the sidecar as the method chosen.
         parameter<S>("mc-method", &S::mc_method,
-                     "plain | symmetric: independent samples, or orbits of the symmetry group with λ integrated out "
-                     "(docs/model.md §6)",
+                     "plain | symmetric | sobol: independent samples; orbits of the symmetry group with λ integrated out; "
+                     "the same from scrambled Sobol points (docs/model.md §6)",
                      kShowDefault, g),
         parameter<S>("mc-seed", &S::mc_seed,
                      "seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k)",
@@ -223,6 +223,9 @@ const ParameterTable<LineariseSettings>& linearise_parameters() {
     append(t, {
         parameter<S>("mc", &S::mc, "Monte Carlo samples N (fixed samples, averaged over the symmetry group)",
                      kShowDefault, g),
+        parameter<S>("mc-method", &S::mc_method,
+                     "plain | symmetric | sobol (docs/model.md §6; plain: averaged over the symmetry group here)",
+                     kShowDefault, g),
         parameter<S>("seed", &S::seed, "Monte Carlo seed", kShowDefault, g),
         parameter<S>("mc-seeds", &S::mc_seeds,
                      "repeat with seeds seed … seed+K−1 (spread of λ⁺ over Monte Carlo sets)", kShowDefault, g),
@@ -274,7 +277,7 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
         parameter<S>("test-samples", &W::test_samples, "fresh samples per error estimate (gram, dense)", kShowDefault, "sweep"),
         parameter<S>("mc", &W::mc, "theory: Monte Carlo samples per evaluation", kShowDefault, "theory"),
         parameter<S>("mc-resample", &W::mc_resample, "theory: fresh samples at every step", 0),
-        parameter<S>("mc-method", &W::mc_method, "theory: plain | symmetric (docs/model.md §6)", kShowDefault, "theory"),
+        parameter<S>("mc-method", &W::mc_method, "theory: plain | symmetric | sobol (docs/model.md §6)", kShowDefault, "theory"),
         parameter<S>("mc-seed", &W::mc_seed, "theory: seed of the Monte Carlo samples (-1: run k uses --seed + k)",
                      kShowDefault, "theory"),
         parameter<S>("integrator", &W::integrator, "theory: rk4 | dopri5 | euler | heun", 0),

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "headspec/errors.hpp"
+#include "headspec/sobol_points.hpp"
 
 namespace headspec {
 namespace {
@@ -189,6 +190,27 @@ std::vector<int> Prior::sign_symmetric_directions() const {
     if (symmetric) out.push_back(f);
   }
   return out;
+}
+
+int Prior::uniforms_per_draw() const {
+  if (kind_ == PriorKind::Gauss) return F();
+  return kind_ == PriorKind::Mixture && weights_.size() > 1 ? 1 : 0;
+}
+
+void Prior::from_uniforms(const double* u, double* theta) const {
+  const int F = this->F();
+  if (kind_ == PriorKind::Gauss) {
+    for (int f = 0; f < F; ++f) theta[f] = std::sqrt(nu_[f]) * inverse_normal_cdf(u[f]);
+    return;
+  }
+  if (kind_ == PriorKind::Flip) {
+    for (int f = 0; f < F; ++f) theta[f] = std::sqrt(nu_[f]);
+    return;
+  }
+  Eigen::Index a = 0;
+  if (weights_.size() > 1)
+    while (a + 1 < weights_.size() && cumulative_[a] <= u[0]) ++a;
+  for (int f = 0; f < F; ++f) theta[f] = atoms_(a, f);
 }
 
 void Prior::sample(RandomStream& rng, double* theta) const {

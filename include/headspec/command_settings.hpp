@@ -92,6 +92,7 @@ struct MnistSettings : ModelSettings, RunSettings, OutputSettings, CheckpointSet
 
 struct LineariseSettings : ModelSettings, OutputSettings {
   int64_t mc = LinearisationSpec{}.mc;
+  std::string mc_method = "plain";
   int64_t seed = 1;
   int mc_seeds = 1;
   double dt = LinearisationSpec{}.dt;

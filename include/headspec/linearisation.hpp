@@ -26,7 +26,8 @@
 namespace headspec {
 
 /// The right-hand side of TheoryEngine (value channel integrated out, docs/model.md §7) averaged
-/// over the model's symmetry group.
+/// over the model's symmetry group — with the plain method; the symmetric methods' right-hand
+/// side is exactly equivariant as it is and is used unchanged.
 class SymmetrisedTheory {
  public:
   /// Refuses (UsageError naming --H) a group of more than 1024 elements.
@@ -70,6 +71,15 @@ struct LinearisationSpec {
   int newton_iterations = 20;
   double fd_step = 1e-4;   ///< central finite-difference step of the Jacobian
   int direction = -1;      ///< flipping direction f (0-based) of the spread mode; −1: the first symmetric one
+  SamplingMethod method = SamplingMethod::Plain;  ///< --mc-method (Plain: averaged over the group here)
+  /// The engine's options: mc samples, seed, method (fixed samples, value channel integrated out).
+  TheoryOptions theory_options() const {
+    TheoryOptions o;
+    o.samples = mc;
+    o.seed = seed;
+    o.method = method;
+    return o;
+  }
   /// Throws UsageError naming the flag (--mc, --seed, --dt, --T-max, --settle, --fd-step, --direction).
   void validate(const ModelSpec& model) const;
 };

@@ -45,6 +45,12 @@ class Prior {
 
   /// One draw of θ into theta (size F).
   void sample(RandomStream& rng, double* theta) const;
+  /// Uniforms a draw of θ takes from a quasi-random point: F for gauss, 1 for a mixture of
+  /// several atoms, none for flip (whose signs the symmetric samples' orbits take) and spike.
+  int uniforms_per_draw() const;
+  /// θ from uniforms_per_draw() uniforms u: θ_f = √ν_f Φ⁻¹(u_f) (gauss), the atom whose
+  /// cumulative weight first exceeds u_0 (mixture), θ_f = √ν_f (flip, spike).
+  void from_uniforms(const double* u, double* theta) const;
   /// log w(λ) for one position, λ of size F (docs/model.md §8), computed stably.
   double log_likelihood(const double* lambda) const;
 

@@ -36,9 +36,10 @@ enum class ValueChannel {
 enum class SamplingMethod {
   Plain,      ///< independent samples of (θ, λ, w[, g, ξ])
   Symmetric,  ///< orbits of the symmetry group, λ integrated out given the scores, canonical head order
+  Sobol,      ///< the same with the base samples from scrambled Sobol points, in independent randomisations
 };
 
-/// --mc-method: plain | symmetric (UsageError naming the flag otherwise).
+/// --mc-method: plain | symmetric | sobol (UsageError naming the flag otherwise).
 SamplingMethod parse_sampling_method(const std::string& name);
 const char* to_string(SamplingMethod method);
 
@@ -46,6 +47,7 @@ struct TheoryOptions {
   int64_t samples = 10000;  ///< N (Symmetric: rounded up to whole orbits)
   MonteCarloMode mode = MonteCarloMode::Fixed;
   SamplingMethod method = SamplingMethod::Plain;
+  int randomisations = 8;  ///< Sobol: independent scramblings, each of a power of 2 orbits
   ValueChannel channel = ValueChannel::Integrated;
   uint32_t seed = 1;  ///< Monte Carlo stream (seed, MonteCarlo, lane n, step draw)
 };

@@ -4,8 +4,22 @@
 #include <cmath>
 
 #include "headspec/random.hpp"
+#include "headspec/sobol_points.hpp"
 
 namespace headspec::theory_rates {
+
+namespace {
+
+// Orbits per randomisation of the Sobol method: a power of 2, at least kLanes, whose sets
+// together hold at least `samples` samples.
+int64_t orbits_per_set(int64_t samples, int orbit_size, int sets) {
+  const int64_t wanted = (samples + int64_t{orbit_size} * sets - 1) / (int64_t{orbit_size} * sets);
+  int64_t n = kLanes;
+  while (n < wanted) n *= 2;
+  return n;
+}
+
+}  // namespace
 
 Conditioning Conditioning::of(const OrderParameters& op, bool sampled) {
   // Q̃ = Q − RRᵀ = MMᵀ + Q⊥, the covariance of s_ℓ − Mθ 1[ℓ = ℓ*] − R g_ℓ (docs/model.md §5).
@@ -34,8 +48,13 @@ SymmetricSamples::SymmetricSamples(const ModelSpec& model, const TheoryOptions& 
       group_(model),
       sampled_(options.channel == ValueChannel::Sampled),
       seed_(options.seed),
-      orbits_(std::max<int64_t>(2, (options.samples + group_.size() - 1) / group_.size())),
+      randomisations_(options.method == SamplingMethod::Sobol ? options.randomisations : 0),
+      per_randomisation_(randomisations_ > 0 ? orbits_per_set(options.samples, group_.size(), randomisations_) : 0),
+      orbits_(randomisations_ > 0 ? per_randomisation_ * randomisations_
+                                  : std::max<int64_t>(2, (options.samples + group_.size() - 1) / group_.size())),
       base_width_(model.F() + model.L * model.H + (sampled_ ? model.L + 1 : 0)) {
+  quasi_dimension_ = model.prior.uniforms_per_draw() + base_width_ - model.F();
+  if (randomisations_ > 0) ScrambledSobol(quasi_dimension_, 0);  // checks the dimension
   const int F = model.F();
   for (const std::vector<int>& perm : group_.permutations()) perms_.insert(perms_.end(), perm.begin(), perm.end());
   for (int sigma = 0; sigma < group_.sign_count(); ++sigma)
@@ -64,16 +83,39 @@ const Lanes* SymmetricSamples::group_base(int64_t q, uint64_t draw, double* aos,
   return scratch;
 }
 
-void SymmetricSamples::draw_group(int64_t q, uint64_t draw, double* aos, Lanes* out) const {
+// Point i of randomisation ρ (orbit ρ·n + i) is point i of the Sobol sequence scrambled with
+// the seed (seed, ρ, draw): θ's uniforms first, then ξ_1 (the relevant position's, whose
+// coordinates matter most), ξ_2 … ξ_L, [g, label noise], as normals.
+void SymmetricSamples::quasi_random_bases(int64_t o, uint64_t draw, double* aos) const {
+  const int64_t set = o / per_randomisation_;
+  const uint64_t scramble = (uint64_t{seed_} << 32) ^ (static_cast<uint64_t>(set) << 8) ^ (draw * 0x9E3779B97F4A7C15ULL);
+  const ScrambledSobol sobol(quasi_dimension_, scramble);
+  std::vector<double> u(static_cast<std::size_t>(kLanes * quasi_dimension_));
+  sobol.uniforms(static_cast<uint32_t>(o % per_randomisation_), kLanes, u.data());
+  const int F = model_.F(), prior_uniforms = model_.prior.uniforms_per_draw();
   for (int j = 0; j < kLanes; ++j) {
-    const int64_t o = q * kLanes + j;
+    const double* p = u.data() + j * quasi_dimension_;
     double* z = aos + j * base_width_;
-    if (o < orbits_)
-      draw_base(o, draw, z);
-    else
-      std::fill(z, z + base_width_, 0.0);
-    for (int i = 0; i < base_width_; ++i) out[i][j] = z[i];
+    model_.prior.from_uniforms(p, z);
+    for (int i = F; i < base_width_; ++i) z[i] = inverse_normal_cdf(p[prior_uniforms + i - F]);
   }
+}
+
+void SymmetricSamples::draw_group(int64_t q, uint64_t draw, double* aos, Lanes* out) const {
+  if (randomisations_ > 0) {
+    quasi_random_bases(q * kLanes, draw, aos);  // orbits_ is a multiple of kLanes
+  } else {
+    for (int j = 0; j < kLanes; ++j) {
+      const int64_t o = q * kLanes + j;
+      double* z = aos + j * base_width_;
+      if (o < orbits_)
+        draw_base(o, draw, z);
+      else
+        std::fill(z, z + base_width_, 0.0);
+    }
+  }
+  for (int j = 0; j < kLanes; ++j)
+    for (int i = 0; i < base_width_; ++i) out[i][j] = aos[j * base_width_ + i];
 }
 
 void SymmetricSamples::fill_element(const Lanes* base, int e, const Conditioning& cond, Lanes* soa) const {

@@ -30,7 +30,8 @@ struct Conditioning {
 
 class SymmetricSamples {
  public:
-  /// options.samples rounded up to whole orbits (at least two, for a standard error).
+  /// options.samples rounded up to whole orbits (at least two, for a standard error); with
+  /// the Sobol method to `randomisations` sets of a power of 2 (≥ kLanes) orbits each.
   SymmetricSamples(const ModelSpec& model, const TheoryOptions& options);
 
   const SymmetryGroup& group() const { return group_; }
@@ -41,6 +42,10 @@ class SymmetricSamples {
   int64_t orbit_groups() const { return (orbits_ + kLanes - 1) / kLanes; }
   /// Numbers per base sample: θ (F), ξ (L·H, position-major), [g (L), label noise].
   int base_width() const { return base_width_; }
+  /// Sobol: the independent randomisations, orbits o·n … o·n + n − 1 the o-th (n =
+  /// orbits_per_randomisation()); 0 for Monte Carlo base samples.
+  int randomisations() const { return randomisations_; }
+  int64_t orbits_per_randomisation() const { return per_randomisation_; }
 
   /// The base samples of group q, base_width() lanes (zeros past the last orbit): the stored
   /// ones (Fixed mode), or drawn into `scratch` (base_width() lanes and as many doubles in aos).
@@ -51,14 +56,19 @@ class SymmetricSamples {
 
  private:
   void draw_base(int64_t o, uint64_t draw, double* out) const;
+  // Sobol: kLanes orbits from o, whose point indices are consecutive within one randomisation.
+  void quasi_random_bases(int64_t o, uint64_t draw, double* aos) const;
   void draw_group(int64_t q, uint64_t draw, double* aos, Lanes* out) const;
 
   ModelSpec model_;
   SymmetryGroup group_;
   bool sampled_;
   uint32_t seed_;
+  int randomisations_ = 0;
+  int64_t per_randomisation_ = 0;
   int64_t orbits_;
   int base_width_;
+  int quasi_dimension_ = 0;  // Sobol coordinates per base sample
   std::vector<int> perms_;     // the group's permutations, H numbers each
   std::vector<double> signs_;  // the sign of every direction (F) under every σ
   std::vector<Lanes> stored_;  // Fixed mode: every group's base samples

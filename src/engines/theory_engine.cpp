@@ -18,8 +18,10 @@ namespace {
 
 using namespace theory_evaluation;
 
-constexpr NameTable<SamplingMethod, 2> kSamplingMethods{
-    {{{SamplingMethod::Plain, "plain"}, {SamplingMethod::Symmetric, "symmetric"}}}, "--mc-method", "Monte Carlo method"};
+constexpr NameTable<SamplingMethod, 3> kSamplingMethods{
+    {{{SamplingMethod::Plain, "plain"}, {SamplingMethod::Symmetric, "symmetric"}, {SamplingMethod::Sobol, "sobol"}}},
+    "--mc-method",
+    "Monte Carlo method"};
 
 constexpr int64_t kStoreLimit = int64_t{1} << 25;  // doubles kept for Fixed mode (256 MB)
 static_assert(TheoryEngine::kBlock % kLanes == 0, "a block is whole batches");
@@ -37,7 +39,7 @@ TheoryEngine::TheoryEngine(const ModelSpec& model, const TheoryOptions& options)
       fixed_c_(model.initial_readout()),
       width_(model.F() + model.L * (model.F() + model.H + 1) + 1),
       batch_width_(model.L * (model.F() + model.H) + (options.channel == ValueChannel::Sampled ? model.L + 1 : 0)) {
-  if (options_.method == SamplingMethod::Symmetric) {
+  if (options_.method != SamplingMethod::Plain) {
     symmetric_ = std::make_shared<const theory_rates::SymmetricSamples>(model_, options_);
     return;
   }

@@ -2,6 +2,7 @@
 // Carlo"): the state in its canonical head order, the samples of symmetric_samples.hpp, and
 // sums over whole orbits, so that the estimated right-hand side is exactly equivariant.
 #include <algorithm>
+#include <cmath>
 
 #include "headspec/theory_engine.hpp"
 #include "symmetric_samples.hpp"
@@ -52,6 +53,33 @@ class OrbitSums {
   std::vector<Lanes> total_;
 };
 
+// The Sobol method's estimate and its error (docs/model.md §6): the mean over the `sets`
+// randomisations of each one's mean (its blocks added in order), and the standard deviation of
+// those means over √sets.
+void randomisation_mean_and_spread(const std::vector<double>& sums, int64_t blocks, std::size_t width, int sets,
+                                   int64_t samples_per_set, TheoryEvaluation& out) {
+  const int64_t per_set = blocks / sets;
+  std::vector<double> means(static_cast<std::size_t>(sets) * width, 0.0);
+  for (int r = 0; r < sets; ++r)
+    for (std::size_t i = 0; i < width; ++i) {
+      double sum = 0;
+      for (int64_t b = r * per_set; b < (r + 1) * per_set; ++b) sum += sums[b * width + i];
+      means[r * width + i] = sum / static_cast<double>(samples_per_set);
+    }
+  std::vector<double> mean(width, 0.0), spread(width, 0.0);
+  for (std::size_t i = 0; i < width; ++i) {
+    for (int r = 0; r < sets; ++r) mean[i] += means[r * width + i];
+    mean[i] /= sets;
+    double var = 0;
+    for (int r = 0; r < sets; ++r) var += (means[r * width + i] - mean[i]) * (means[r * width + i] - mean[i]);
+    spread[i] = sets > 1 ? std::sqrt(var / (sets - 1) / sets) : 0.0;
+  }
+  out.rate.assign(mean.begin(), mean.end() - 1);
+  out.rate_stderr.assign(spread.begin(), spread.end() - 1);
+  out.error = mean.back();
+  out.error_stderr = spread.back();
+}
+
 // Packed rates of the canonical state (head h = head perm[h] of the state asked for) back in
 // the state's own head order.
 void unpermute(const StateLayout& lay, const std::vector<int>& perm, const std::vector<double>& in,
@@ -88,7 +116,14 @@ void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, 
   const int G = samples.orbit_size(), signs = samples.group().sign_count();
   const int64_t orbits = samples.orbits(), groups = samples.orbit_groups();
   // Blocks of about kBlock samples: whole groups of kLanes orbits.
-  const int64_t per_block = std::max<int64_t>(1, kBlock / (G * kLanes));
+  const int sets = samples.randomisations();
+  int64_t per_block = std::max<int64_t>(1, kBlock / (G * kLanes));
+  if (sets > 0) {
+    // A power of 2 that divides a randomisation's groups: no block straddles two.
+    int64_t p = 1;
+    while (2 * p <= per_block && 2 * p * kLanes <= samples.orbits_per_randomisation()) p *= 2;
+    per_block = p;
+  }
   const int64_t blocks = (groups + per_block - 1) / per_block;
   const std::size_t width = layout_.size() + 1;  // the rates, then r²
   RateInputs in;
@@ -118,7 +153,10 @@ void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, 
       add_block(buf, width, sums.data() + b * width, squares.data() + b * width);
     }
   }
-  mean_and_stderr(sums, squares, blocks, width, orbits, G, out);
+  if (sets > 0)
+    randomisation_mean_and_spread(sums, blocks, width, sets, samples.orbits_per_randomisation() * G, out);
+  else
+    mean_and_stderr(sums, squares, blocks, width, orbits, G, out);
 }
 
 }  // namespace headspec

@@ -97,6 +97,14 @@ SymmetrisedTheory::SymmetrisedTheory(const ModelSpec& model, const TheoryOptions
 
 void SymmetrisedTheory::rate(const double* x, double* out, double* error) const {
   const std::size_t n = layout().size();
+  if (engine_.options().method != SamplingMethod::Plain) {
+    // The symmetric methods' right-hand side is exactly equivariant already (docs/model.md §6).
+    TheoryEvaluation ev;
+    engine_.evaluate(x, 0, ev);
+    std::copy(ev.rate.begin(), ev.rate.end(), out);
+    if (error) *error = ev.error;
+    return;
+  }
   std::vector<double> gx(n);
   TheoryEvaluation ev;
   std::fill(out, out + n, 0.0);
@@ -334,9 +342,7 @@ std::vector<std::size_t> spread_block(const SymmetrisedTheory& theory, int H, Li
 
 LinearisationResult linearise(const ModelSpec& model, const LinearisationSpec& spec) {
   spec.validate(model);
-  TheoryOptions mc;
-  mc.samples = spec.mc;
-  mc.seed = spec.seed;
+  const TheoryOptions mc = spec.theory_options();
   const SymmetrisedTheory theory(model, mc);
   TheoryOptions mc_approach = mc;
   if (spec.approach_mc > 0) mc_approach.samples = spec.approach_mc;
@@ -376,9 +382,7 @@ GrowthCheck growth_check(const ModelSpec& model, const LinearisationSpec& spec, 
   const int64_t per_record = std::llround(record_every / spec.dt);
   if (per_record < 1 || std::abs(static_cast<double>(per_record) * spec.dt - record_every) > 1e-9 * record_every)
     throw UsageError(fmt::format("--record-every: {} is not a whole number of steps --dt {}", record_every, spec.dt));
-  TheoryOptions mc;
-  mc.samples = spec.mc;
-  mc.seed = spec.seed;
+  const TheoryOptions mc = spec.theory_options();
   const SymmetrisedTheory theory(model, mc);
   const StateLayout& lay = theory.layout();
   std::vector<double> x = lin.state, k1(x.size());
@@ -429,9 +433,7 @@ SpreadGrowth spread_growth_along(const ModelSpec& model, const LinearisationSpec
   if (!(std::isfinite(T) && T >= record_every))
     throw UsageError(fmt::format("--along: must be at least one record interval, got {}", T));
   if (model.H != 2) throw UsageError("--along: the one-dimensional spread sector needs --H 2");
-  TheoryOptions mc;
-  mc.samples = spec.mc;
-  mc.seed = spec.seed;
+  const TheoryOptions mc = spec.theory_options();
   const SymmetrisedTheory theory(model, mc);
   const StateLayout& lay = theory.layout();
   const std::size_t n = lay.size();
@@ -473,9 +475,7 @@ SpreadGrowth spread_growth_along(const ModelSpec& model, const LinearisationSpec
 double threshold_time(const ModelSpec& model, const LinearisationSpec& spec, int direction, double s0, double delta) {
   if (!(std::isfinite(s0) && s0 > 0 && s0 < delta))
     throw UsageError(fmt::format("--predict-s0: must be in (0, δ = {}), got {}", delta, s0));
-  TheoryOptions mc;
-  mc.samples = spec.mc;
-  mc.seed = spec.seed;
+  const TheoryOptions mc = spec.theory_options();
   const SymmetrisedTheory theory(model, mc);
   const StateLayout& lay = theory.layout();
   OrderParameters op0;

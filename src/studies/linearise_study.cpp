@@ -182,6 +182,7 @@ LineariseStudy prepare_linearise(const LineariseSettings& o) {
   spec.newton_iterations = o.newton_iterations;
   spec.fd_step = o.fd_step;
   spec.seed = checked_seed(o.seed);
+  spec.method = parse_sampling_method(o.mc_method);
   spec.direction = linearisation_direction(o.direction, study.model);
   spec.validate(study.model);
   check_runs(spec.seed, o.mc_seeds);

@@ -35,10 +35,11 @@ OrderParameters generic_state(const ModelSpec& m, bool with_R) {
   return op;
 }
 
-TheoryOptions symmetric_options(ValueChannel channel, int64_t samples = 600) {
+TheoryOptions symmetric_options(ValueChannel channel, int64_t samples = 600,
+                                SamplingMethod method = SamplingMethod::Symmetric) {
   TheoryOptions o;
   o.samples = samples;
-  o.method = SamplingMethod::Symmetric;
+  o.method = method;
   o.channel = channel;
   o.seed = 5;
   return o;
@@ -90,14 +91,17 @@ TEST(SymmetryGroup, SignDirectionsAndPermutations) {
   EXPECT_TRUE(Prior::mixture(atoms, Eigen::Vector2d(1, 2)).sign_symmetric_directions().empty());
 }
 
+const SamplingMethod kMethods[] = {SamplingMethod::Symmetric, SamplingMethod::Sobol};
+
 TEST(SymmetricTheory, EmptyZeroMeanColumnHasExactlyZeroRates) {
+  for (SamplingMethod method : kMethods)
   for (const auto& [name, m] : models())
     for (ValueChannel channel : {ValueChannel::Integrated, ValueChannel::Sampled}) {
       OrderParameters op = generic_state(m, channel == ValueChannel::Sampled);
       const int f = 1;  // sign-symmetric in every model above
       op.M.col(f).setZero();
       op.Q = op.M * op.M.transpose() + op.R * op.R.transpose() + 0.5 * Eigen::MatrixXd::Identity(m.H, m.H);
-      const TheoryEngine engine(m, symmetric_options(channel));
+      const TheoryEngine engine(m, symmetric_options(channel, 600, method));
       TheoryEvaluation ev;
       engine.evaluate(op, 0, ev);
       for (int h = 0; h < m.H; ++h) EXPECT_EQ(ev.rate[engine.layout().m_index(h, f)], 0.0) << name << " head " << h;
@@ -106,12 +110,13 @@ TEST(SymmetricTheory, EmptyZeroMeanColumnHasExactlyZeroRates) {
 }
 
 TEST(SymmetricTheory, SignFlipOfAColumnNegatesItsRatesExactly) {
+  for (SamplingMethod method : kMethods)
   for (const auto& [name, m] : models())
     for (ValueChannel channel : {ValueChannel::Integrated, ValueChannel::Sampled}) {
       const OrderParameters op = generic_state(m, channel == ValueChannel::Sampled);
       OrderParameters flipped = op;
       flipped.M.col(1) *= -1.0;
-      const TheoryEngine engine(m, symmetric_options(channel));
+      const TheoryEngine engine(m, symmetric_options(channel, 600, method));
       TheoryEvaluation a, b;
       engine.evaluate(op, 0, a);
       engine.evaluate(flipped, 0, b);
@@ -124,13 +129,14 @@ TEST(SymmetricTheory, SignFlipOfAColumnNegatesItsRatesExactly) {
 }
 
 TEST(SymmetricTheory, HeadPermutationPermutesTheRightHandSideExactly) {
+  for (SamplingMethod method : kMethods)
   for (int H : {2, 3, 4, 5})
     for (ValueChannel channel : {ValueChannel::Integrated, ValueChannel::Sampled}) {
       ModelSpec m;
       m.H = H;
       m.L = 4;
       const OrderParameters op = generic_state(m, channel == ValueChannel::Sampled);
-      const TheoryEngine engine(m, symmetric_options(channel, 480));
+      const TheoryEngine engine(m, symmetric_options(channel, 480, method));
       const SymmetryGroup group(m);
       const StateLayout& lay = engine.layout();
       TheoryEvaluation base;
@@ -151,9 +157,11 @@ TEST(SymmetricTheory, HeadPermutationPermutesTheRightHandSideExactly) {
 }
 
 TEST(SymmetricTheory, SameBitsWhateverTheThreadCount) {
+  for (SamplingMethod method : kMethods)
   for (MonteCarloMode mode : {MonteCarloMode::Fixed, MonteCarloMode::Resample}) {
     const ModelSpec m;
-    TheoryOptions o = symmetric_options(ValueChannel::Integrated, 9000);  // 9 blocks of 64 orbits
+    // symmetric: 9 blocks of 64 orbits; sobol: 8 randomisations of 512 orbits, 16 blocks
+    TheoryOptions o = symmetric_options(ValueChannel::Integrated, 9000, method);
     o.mode = mode;
     const OrderParameters op = generic_state(m, false);
     TheoryEvaluation one, two;
@@ -174,4 +182,7 @@ TEST(SymmetricTheory, SamplesAreWholeOrbits) {
   const TheoryEngine engine(m, symmetric_options(ValueChannel::Integrated, 1001));
   EXPECT_EQ(engine.orbit_size(), 4);
   EXPECT_EQ(engine.samples_used(), 1004);
+  // Sobol: 8 randomisations of a power of 2 (≥ 8) orbits: 1001 / (4 · 8) → 32.
+  const TheoryEngine sobol(m, symmetric_options(ValueChannel::Integrated, 1001, SamplingMethod::Sobol));
+  EXPECT_EQ(sobol.samples_used(), 8 * 32 * 4);
 }
