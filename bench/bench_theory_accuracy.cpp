@@ -5,7 +5,7 @@
 // equal CPU time, sd_plain / sd_symmetric · √(time_plain / time_symmetric). Numbers:
 // docs/theory.md ("Monte Carlo methods").
 //
-//   bench_theory_accuracy [N [threads]]   (defaults N = 40000, 1 thread)
+//   bench_theory_accuracy [N [threads [randomisations]]]   (defaults N = 40000, 1 thread, 8)
 #include <omp.h>
 
 #include <chrono>
@@ -39,18 +39,21 @@ OrderParameters plateau_state(const ModelSpec& m) {
 }
 
 struct Spread {
-  std::vector<double> sd;
+  std::vector<double> sd, reported;  // over the sets; the mean of the standard errors reported
   double seconds = 0;  // per evaluation
 };
 
-Spread spread_over_seeds(const ModelSpec& m, const OrderParameters& op, SamplingMethod method, int64_t N) {
+Spread spread_over_seeds(const ModelSpec& m, const OrderParameters& op, SamplingMethod method, int64_t N,
+                         int randomisations) {
   const int sets = 8;
   std::vector<std::vector<double>> values;
   double seconds = 0;
+  Spread s;
   for (int k = 0; k < sets; ++k) {
     TheoryOptions o;
     o.samples = N;
     o.method = method;
+    o.randomisations = randomisations;
     o.seed = 1000 + static_cast<uint32_t>(k);
     const TheoryEngine engine(m, o);
     TheoryEvaluation ev;
@@ -62,8 +65,11 @@ Spread spread_over_seeds(const ModelSpec& m, const OrderParameters& op, Sampling
     std::vector<double> v = ev.rate;
     v.push_back(ev.error);
     values.push_back(v);
+    std::vector<double> se = ev.rate_stderr;
+    se.push_back(ev.error_stderr);
+    if (k == 0) s.reported.assign(se.size(), 0.0);
+    for (std::size_t i = 0; i < se.size(); ++i) s.reported[i] += se[i] / sets;
   }
-  Spread s;
   s.seconds = seconds / sets;
   for (std::size_t i = 0; i < values.front().size(); ++i) {
     double mean = 0, var = 0;
@@ -79,6 +85,7 @@ Spread spread_over_seeds(const ModelSpec& m, const OrderParameters& op, Sampling
 int main(int argc, char** argv) {
   const int64_t N = argc > 1 ? std::atoll(argv[1]) : 40000;
   const int threads = argc > 2 ? std::atoi(argv[2]) : 1;
+  const int randomisations = argc > 3 ? std::atoi(argv[3]) : TheoryOptions{}.randomisations;
   const ModelSpec m;  // flip ν = (2, 2), L = 10, H = 2, softmax, learned readout, η = 1
   const OrderParameters op = plateau_state(m);
   omp_set_num_threads(threads);
@@ -86,7 +93,7 @@ int main(int argc, char** argv) {
               op.M(0, 1), op.M(1, 0), op.M(1, 1), op.Q(0, 0), op.Q(0, 1), op.Q(1, 1), op.c[0], op.c[1]);
   const std::vector<SamplingMethod> methods = {SamplingMethod::Plain, SamplingMethod::Symmetric, SamplingMethod::Sobol};
   std::vector<Spread> spreads;
-  for (SamplingMethod method : methods) spreads.push_back(spread_over_seeds(m, op, method, N));
+  for (SamplingMethod method : methods) spreads.push_back(spread_over_seeds(m, op, method, N, randomisations));
   std::vector<std::string> names;
   for (int h = 1; h <= 2; ++h)
     for (int f = 1; f <= 2; ++f) names.push_back("dM_" + std::to_string(h) + "_" + std::to_string(f));
@@ -102,7 +109,7 @@ int main(int argc, char** argv) {
     for (std::size_t k = 1; k < methods.size(); ++k) {
       const Spread& s = spreads[k];
       const double gain = s.sd[i] > 0 ? spreads[0].sd[i] / s.sd[i] * std::sqrt(spreads[0].seconds / s.seconds) : INFINITY;
-      std::printf(" %12.3e %10.2f", s.sd[i], gain);
+      std::printf(" %12.3e %10.2f (se %.2e)", s.sd[i], gain, s.reported[i]);
     }
     std::printf("\n");
   }

@@ -10,13 +10,12 @@ namespace headspec::theory_rates {
 
 namespace {
 
-// Orbits per randomisation of the Sobol method: a power of 2, at least kLanes, whose sets
-// together hold at least `samples` samples.
+// Orbits per randomisation of the Sobol method: a multiple of kLanes (whole groups), at least
+// kLanes, whose sets together hold at least `samples` samples. A power of 2 makes each set a
+// net (docs/model.md §6).
 int64_t orbits_per_set(int64_t samples, int orbit_size, int sets) {
   const int64_t wanted = (samples + int64_t{orbit_size} * sets - 1) / (int64_t{orbit_size} * sets);
-  int64_t n = kLanes;
-  while (n < wanted) n *= 2;
-  return n;
+  return std::max<int64_t>(kLanes, (wanted + kLanes - 1) / kLanes * kLanes);
 }
 
 }  // namespace
@@ -54,6 +53,14 @@ SymmetricSamples::SymmetricSamples(const ModelSpec& model, const TheoryOptions& 
                                   : std::max<int64_t>(2, (options.samples + group_.size() - 1) / group_.size())),
       base_width_(model.F() + model.L * model.H + (sampled_ ? model.L + 1 : 0)) {
   quasi_dimension_ = model.prior.uniforms_per_draw() + base_width_ - model.F();
+  const int H = model.H;
+  helmert_.assign(static_cast<std::size_t>(H * H), 0.0);
+  for (int h = 0; h < H; ++h) helmert_[h] = 1.0 / std::sqrt(static_cast<double>(H));
+  for (int k = 1; k < H; ++k) {
+    const double norm = 1.0 / std::sqrt(static_cast<double>(k * (k + 1)));
+    for (int h = 0; h < k; ++h) helmert_[k * H + h] = norm;
+    helmert_[k * H + k] = -k * norm;
+  }
   if (randomisations_ > 0) ScrambledSobol(quasi_dimension_, 0);  // checks the dimension
   const int F = model.F();
   for (const std::vector<int>& perm : group_.permutations()) perms_.insert(perms_.end(), perm.begin(), perm.end());
@@ -92,12 +99,21 @@ void SymmetricSamples::quasi_random_bases(int64_t o, uint64_t draw, double* aos)
   const ScrambledSobol sobol(quasi_dimension_, scramble);
   std::vector<double> u(static_cast<std::size_t>(kLanes * quasi_dimension_));
   sobol.uniforms(static_cast<uint32_t>(o % per_randomisation_), kLanes, u.data());
-  const int F = model_.F(), prior_uniforms = model_.prior.uniforms_per_draw();
+  const int F = model_.F(), H = model_.H, L = model_.L, prior_uniforms = model_.prior.uniforms_per_draw();
   for (int j = 0; j < kLanes; ++j) {
     const double* p = u.data() + j * quasi_dimension_;
     double* z = aos + j * base_width_;
     model_.prior.from_uniforms(p, z);
-    for (int i = F; i < base_width_; ++i) z[i] = inverse_normal_cdf(p[prior_uniforms + i - F]);
+    // η_ℓk component-major (the heads' common component k = 0 of every position first), then
+    // ξ_ℓ = Vᵀ η_ℓ with V the Helmert basis: the coordinates that matter most come first.
+    const double* eta = p + prior_uniforms;
+    for (int l = 0; l < L; ++l)
+      for (int h = 0; h < H; ++h) {
+        double x = 0;
+        for (int k = 0; k < H; ++k) x += helmert_[k * H + h] * inverse_normal_cdf(eta[k * L + l]);
+        z[F + l * H + h] = x;
+      }
+    for (int i = F + L * H; i < base_width_; ++i) z[i] = inverse_normal_cdf(p[prior_uniforms + i - F]);
   }
 }
 

@@ -31,7 +31,7 @@ struct Conditioning {
 class SymmetricSamples {
  public:
   /// options.samples rounded up to whole orbits (at least two, for a standard error); with
-  /// the Sobol method to `randomisations` sets of a power of 2 (≥ kLanes) orbits each.
+  /// the Sobol method to `randomisations` sets of a multiple of kLanes orbits each.
   SymmetricSamples(const ModelSpec& model, const TheoryOptions& options);
 
   const SymmetryGroup& group() const { return group_; }
@@ -69,6 +69,7 @@ class SymmetricSamples {
   int64_t orbits_;
   int base_width_;
   int quasi_dimension_ = 0;  // Sobol coordinates per base sample
+  std::vector<double> helmert_;  // H×H, row k the k-th Helmert vector (row 0 = 1/√H)
   std::vector<int> perms_;     // the group's permutations, H numbers each
   std::vector<double> signs_;  // the sign of every direction (F) under every σ
   std::vector<Lanes> stored_;  // Fixed mode: every group's base samples

@@ -119,10 +119,10 @@ void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, 
   const int sets = samples.randomisations();
   int64_t per_block = std::max<int64_t>(1, kBlock / (G * kLanes));
   if (sets > 0) {
-    // A power of 2 that divides a randomisation's groups: no block straddles two.
-    int64_t p = 1;
-    while (2 * p <= per_block && 2 * p * kLanes <= samples.orbits_per_randomisation()) p *= 2;
-    per_block = p;
+    // A divisor of a randomisation's groups: no block straddles two.
+    const int64_t set_groups = samples.orbits_per_randomisation() / kLanes;
+    per_block = std::min(per_block, set_groups);
+    while (set_groups % per_block != 0) --per_block;
   }
   const int64_t blocks = (groups + per_block - 1) / per_block;
   const std::size_t width = layout_.size() + 1;  // the rates, then r²

@@ -160,7 +160,7 @@ TEST(SymmetricTheory, SameBitsWhateverTheThreadCount) {
   for (SamplingMethod method : kMethods)
   for (MonteCarloMode mode : {MonteCarloMode::Fixed, MonteCarloMode::Resample}) {
     const ModelSpec m;
-    // symmetric: 9 blocks of 64 orbits; sobol: 8 randomisations of 512 orbits, 16 blocks
+    // symmetric: 9 blocks of 64 orbits; sobol: 8 randomisations of 288 orbits, 48 blocks
     TheoryOptions o = symmetric_options(ValueChannel::Integrated, 9000, method);
     o.mode = mode;
     const OrderParameters op = generic_state(m, false);
@@ -182,7 +182,9 @@ TEST(SymmetricTheory, SamplesAreWholeOrbits) {
   const TheoryEngine engine(m, symmetric_options(ValueChannel::Integrated, 1001));
   EXPECT_EQ(engine.orbit_size(), 4);
   EXPECT_EQ(engine.samples_used(), 1004);
-  // Sobol: 8 randomisations of a power of 2 (≥ 8) orbits: 1001 / (4 · 8) → 32.
+  // Sobol: 8 randomisations of a multiple of 8 orbits: 1001 / (4 · 8) → 32; 4000 / 32 → 128.
   const TheoryEngine sobol(m, symmetric_options(ValueChannel::Integrated, 1001, SamplingMethod::Sobol));
   EXPECT_EQ(sobol.samples_used(), 8 * 32 * 4);
+  const TheoryEngine sobol_net(m, symmetric_options(ValueChannel::Integrated, 4000, SamplingMethod::Sobol));
+  EXPECT_EQ(sobol_net.samples_used(), 8 * 128 * 4);
 }
