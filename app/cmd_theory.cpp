@@ -42,7 +42,10 @@ nlohmann::json theory_sidecar(const TheorySettings& o, const nlohmann::json& par
   meta["model"] = params["model"];
   meta["theory"] = params["theory"];
   checkpointing.annotate(meta);
-  meta["columns"] = csv_columns(model.H, model.F(), model.readout == Readout::Learned);
+  std::vector<std::string> columns = csv_columns(model.H, model.F(), model.readout == Readout::Learned);
+  if (o.mc_error)
+    for (std::size_t c = 2, n = columns.size(); c < n; ++c) columns.push_back(columns[c] + "_se");
+  meta["columns"] = columns;
   for (std::size_t k = 0; k < results.size(); ++k) {
     const auto& r = results[k];
     nlohmann::json run = {{"run", k}, {"evaluations", r.evaluations}};
@@ -99,12 +102,17 @@ int run_theory(const TheorySettings& o, const std::vector<std::string>& argv, bo
       checkpointing.driver());
   progress.finish();
   std::vector<const Trajectory*> runs;
+  std::vector<const std::vector<double>*> errors;  // per row, with --mc-error
   for (const auto& r : results) {
     if (r.trajectory.interrupted) return checkpointing.interrupted();
     runs.push_back(&r.trajectory);
+    for (const auto& e : r.mc_error) errors.push_back(&e);
   }
   const nlohmann::json meta = theory_sidecar(o, params, argv, checkpointing, model, results);
-  write_output(o.out, format_csv(record_rows(runs), model.H, model.F(), model.readout == Readout::Learned), meta);
+  write_output(o.out,
+               format_csv(record_rows(runs), model.H, model.F(), model.readout == Readout::Learned,
+                          o.mc_error ? &errors : nullptr),
+               meta);
   checkpointing.completed();
   report_runs(o, model, integration, results);
   for (const auto* r : runs)

@@ -217,6 +217,23 @@ py::dict simulate(const py::kwargs& kwargs) {
   return out;
 }
 
+// mc_error=True: {column: array over the records of all runs} of the Monte Carlo standard
+// errors (TheoryResult::mc_error), the columns those of the CSV (loss, M_1_1, …).
+py::dict mc_error_dict(const std::vector<TheoryResult>& results, const ModelSpec& model) {
+  const std::vector<std::string> columns = csv_columns(model.H, model.F(), model.readout == Readout::Learned);
+  std::vector<const std::vector<double>*> rows;
+  for (const TheoryResult& r : results)
+    for (const auto& e : r.mc_error) rows.push_back(&e);
+  py::dict out;
+  for (std::size_t c = 2; c < columns.size(); ++c) {
+    py::array_t<double> a(static_cast<py::ssize_t>(rows.size()));
+    auto v = a.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < rows.size(); ++i) v(static_cast<py::ssize_t>(i)) = (*rows[i])[c - 2];
+    out[py::str(columns[c])] = a;
+  }
+  return out;
+}
+
 py::dict theory(const py::kwargs& kwargs) {
   const TheorySettings s = settings_from(theory_parameters(), kwargs, "theory");
   const ModelSpec model = s.to_spec();
@@ -240,6 +257,7 @@ py::dict theory(const py::kwargs& kwargs) {
   out["theory"] = from_json(settings);
   out["diverged"] = diverged;
   out["converged"] = converged;
+  if (s.mc_error) out["mc_error"] = mc_error_dict(results, model);
   return out;
 }
 

@@ -30,6 +30,9 @@ TheoryRunsSpec TheorySettings::runs_spec() const {
   spec.mc_resample = mc_resample;
   spec.mc_method = parse_sampling_method(mc_method);
   spec.mc_seed = checked_mc_seed(mc_seed);
+  spec.mc_error = mc_error;
+  if (mc_error && (!checkpoint.empty() || !resume.empty()))
+    throw ParameterError("mc-error", "not with --checkpoint or --resume (the randomisations' runs are not kept)");
   spec.integrator = integrator;
   spec.dt = dt;
   spec.T = T;

@@ -153,6 +153,10 @@ const ParameterTable<TheorySettings>& theory_parameters() {
         parameter<S>("mc-seed", &S::mc_seed,
                      "seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k)",
                      kShowDefault, g),
+        parameter<S>("mc-error", &S::mc_error,
+                     "sobol: also integrate each of the 8 randomisations alone and add the columns loss_se, "
+                     "<column>_se: their spread over √8, the Monte Carlo error of every value (twice the time)",
+                     0, g),
         parameter<S>("integrator", &S::integrator, "rk4 | dopri5 | euler | heun (default rk4; euler with --mc-resample)",
                      0),
         parameter<S>("dt", &S::dt, "time step (initial step for dopri5)", kShowDefault, g),

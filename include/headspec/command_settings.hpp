@@ -51,8 +51,9 @@ struct SimulateSettings : ModelSettings, RunSettings, OutputSettings, Checkpoint
 struct TheorySettings : ModelSettings, RunSettings, OutputSettings, CheckpointSettings {
   int64_t mc = 10000;
   bool mc_resample = false;
-  std::string mc_method = "plain";
+  std::string mc_method = "sobol";
   int64_t mc_seed = -1;  ///< −1: run k uses --seed + k
+  bool mc_error = false;
   std::string integrator;  ///< empty: rk4, or euler with --mc-resample
   double dt = 0.05;
   int64_t init_D = 10000;
@@ -92,7 +93,7 @@ struct MnistSettings : ModelSettings, RunSettings, OutputSettings, CheckpointSet
 
 struct LineariseSettings : ModelSettings, OutputSettings {
   int64_t mc = LinearisationSpec{}.mc;
-  std::string mc_method = "plain";
+  std::string mc_method = "sobol";
   int64_t seed = 1;
   int mc_seeds = 1;
   double dt = LinearisationSpec{}.dt;

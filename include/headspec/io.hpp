@@ -14,7 +14,10 @@ void write_file_atomic(const std::string& path, const std::string& content);
 
 /// A CSV table of records (header line, then one row per record), numbers in their
 /// shortest exact decimal form.
-std::string format_csv(const std::vector<const Record*>& records, int H, int F, bool with_readout);
+/// With `errors` (one per record: the standard errors of loss and of every value column,
+/// TheoryResult::mc_error), the columns loss_se and <column>_se follow the values.
+std::string format_csv(const std::vector<const Record*>& records, int H, int F, bool with_readout,
+                       const std::vector<const std::vector<double>*>* errors = nullptr);
 
 /// {"program", "version", "git_revision"} for every sidecar.
 nlohmann::json provenance();

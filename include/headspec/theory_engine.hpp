@@ -47,7 +47,9 @@ struct TheoryOptions {
   int64_t samples = 10000;  ///< N (Symmetric: rounded up to whole orbits)
   MonteCarloMode mode = MonteCarloMode::Fixed;
   SamplingMethod method = SamplingMethod::Plain;
-  int randomisations = 8;  ///< Sobol: independent scramblings, each of a power of 2 orbits
+  int randomisations = 8;  ///< Sobol: independent scramblings, each of a multiple of 8 orbits
+  /// Sobol: ≥ 0 evaluates randomisation r alone (as it is within all of them), −1 all.
+  int only_randomisation = -1;
   ValueChannel channel = ValueChannel::Integrated;
   uint32_t seed = 1;  ///< Monte Carlo stream (seed, MonteCarlo, lane n, step draw)
 };

@@ -60,6 +60,11 @@ struct TheoryResult {
   double converged_at = 0;
   StopRule converged_by = StopRule::None;
   int64_t evaluations = 0;   ///< right-hand-side evaluations
+  /// With TheoryRunsSpec::mc_error: per record, the Monte Carlo standard error of every CSV
+  /// value (append_csv_values' order: loss, M, …): the spread of the trajectories that each
+  /// randomisation of the Sobol method gives alone, over √(randomisations). NaN past the
+  /// records every one of them reached.
+  std::vector<std::vector<double>> mc_error;
 };
 
 /// Integrates from `initial` (run index `run` is written into the records). In Resample

@@ -34,6 +34,7 @@ struct TheoryRunsSpec {
   int runs = 1;                    ///< run k uses seed + k (initial keys and Monte Carlo)
   uint32_t seed = 1;
   bool keep_R = false;             ///< keep R(0) and sample the value channel (docs/model.md §7 otherwise)
+  bool mc_error = false;           ///< also integrate each Sobol randomisation alone: TheoryResult::mc_error
 };
 
 /// The factory of the finite-D engine whose initial state (same seed, D) starts the ODE:

@@ -73,10 +73,25 @@ def test_theory_equals_cli(cli):
     assert res["model"]["activation"] == "bsoftmax"
 
 
+def test_theory_mc_error_equals_cli(cli):
+    """mc_error=True returns the CLI's <column>_se columns (--mc-error) by column name."""
+    kw = dict(init_D=800, init_engine="gram", mc=1024, dt=0.4, T=4, record_every=2, seed=2, mc_seed=5)
+    res = headspec.theory(mc_error=True, **kw)
+    table = cli("theory", "--init-D", 800, "--init-engine", "gram", "--mc", 1024, "--dt", 0.4, "--T", 4,
+                "--record-every", 2, "--seed", 2, "--mc-seed", 5, "--mc-error")
+    assert res["theory"]["mc_method"] == "sobol"
+    for name in ("loss", "M_1_2", "Q_1_2", "c_2", "cos_1_2"):
+        np.testing.assert_array_equal(res["mc_error"][name], table[name + "_se"])
+    assert res["mc_error"]["M_1_2"][-1] > 0
+    assert "mc_error" not in headspec.theory(**kw)
+
+
 @pytest.mark.parametrize("kw, flag", [(dict(mc=1), "--mc"), (dict(init_engine="x"), "--init-engine"),
                                       (dict(init_D=3), "--init-D"), (dict(dt=0.3, record_every=1), "--record-every"),
                                       (dict(mc_resample=True, integrator="rk4"), "--integrator"),
-                                      (dict(runs=0), "--runs"), (dict(T=-1), "--T")])
+                                      (dict(runs=0), "--runs"), (dict(T=-1), "--T"),
+                                      (dict(mc_method="quasi"), "--mc-method"), (dict(mc_seed=-5), "--mc-seed"),
+                                      (dict(mc_method="plain", mc_error=True), "--mc-error")])
 def test_theory_errors_raise_value_error_with_cli_message(kw, flag):
     with pytest.raises(ValueError) as raised:
         headspec.theory(**{"mc": 100, "T": 0.1, "dt": 0.05, "record_every": 0.05, **kw})

@@ -47,8 +47,11 @@ SymmetricSamples::SymmetricSamples(const ModelSpec& model, const TheoryOptions& 
       group_(model),
       sampled_(options.channel == ValueChannel::Sampled),
       seed_(options.seed),
-      randomisations_(options.method == SamplingMethod::Sobol ? options.randomisations : 0),
-      per_randomisation_(randomisations_ > 0 ? orbits_per_set(options.samples, group_.size(), randomisations_) : 0),
+      randomisations_(options.method != SamplingMethod::Sobol ? 0 : options.only_randomisation >= 0 ? 1
+                                                                                                     : options.randomisations),
+      first_set_(std::max(options.only_randomisation, 0)),
+      per_randomisation_(randomisations_ > 0 ? orbits_per_set(options.samples, group_.size(), options.randomisations)
+                                             : 0),
       orbits_(randomisations_ > 0 ? per_randomisation_ * randomisations_
                                   : std::max<int64_t>(2, (options.samples + group_.size() - 1) / group_.size())),
       base_width_(model.F() + model.L * model.H + (sampled_ ? model.L + 1 : 0)) {
@@ -94,7 +97,7 @@ const Lanes* SymmetricSamples::group_base(int64_t q, uint64_t draw, double* aos,
 // the seed (seed, ρ, draw): θ's uniforms first, then ξ_1 (the relevant position's, whose
 // coordinates matter most), ξ_2 … ξ_L, [g, label noise], as normals.
 void SymmetricSamples::quasi_random_bases(int64_t o, uint64_t draw, double* aos) const {
-  const int64_t set = o / per_randomisation_;
+  const int64_t set = first_set_ + o / per_randomisation_;
   const uint64_t scramble = (uint64_t{seed_} << 32) ^ (static_cast<uint64_t>(set) << 8) ^ (draw * 0x9E3779B97F4A7C15ULL);
   const ScrambledSobol sobol(quasi_dimension_, scramble);
   std::vector<double> u(static_cast<std::size_t>(kLanes * quasi_dimension_));

@@ -65,6 +65,7 @@ class SymmetricSamples {
   bool sampled_;
   uint32_t seed_;
   int randomisations_ = 0;
+  int first_set_ = 0;  // the scrambling of this engine's set 0 (only_randomisation)
   int64_t per_randomisation_ = 0;
   int64_t orbits_;
   int base_width_;

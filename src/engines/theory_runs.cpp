@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "headspec/checkpoint.hpp"
 #include "headspec/engines.hpp"
@@ -18,7 +20,42 @@ TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : mod
   initial_engine_ = initial_state_factory(spec.init_engine, model, spec.init_D);
   integration_ = theory_integration(spec);
   mode_ = monte_carlo_mode(spec.mc_resample);
+  if (spec.mc_error && spec.mc_method != SamplingMethod::Sobol)
+    throw ParameterError("mc-error", "needs --mc-method sobol (the spread of its randomisations)");
 }
+
+namespace {
+
+// The standard errors of TheoryResult::mc_error from the trajectories of the randomisations
+// integrated alone.
+std::vector<std::vector<double>> spread_of(const std::vector<TheoryResult>& sets, std::size_t records,
+                                           bool with_readout) {
+  std::vector<std::vector<double>> out(records);
+  const double n = static_cast<double>(sets.size());
+  std::size_t common = records;
+  for (const TheoryResult& s : sets) common = std::min(common, s.trajectory.records.size());
+  for (std::size_t i = 0; i < records; ++i) {
+    std::vector<std::vector<double>> values;
+    for (const TheoryResult& s : sets) {
+      if (i >= common) break;
+      const Record& r = s.trajectory.records[i];
+      std::vector<double> v;  // loss, then the order parameters' columns
+      append_csv_values(r, with_readout, v);
+      values.push_back(std::move(v));
+    }
+    const std::size_t width = values.empty() ? 0 : values.front().size();
+    out[i].assign(width, std::numeric_limits<double>::quiet_NaN());
+    for (std::size_t c = 0; c < width; ++c) {
+      double mean = 0, var = 0;
+      for (const auto& v : values) mean += v[c] / n;
+      for (const auto& v : values) var += (v[c] - mean) * (v[c] - mean) / (n - 1);
+      out[i][c] = std::sqrt(var / n);
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Checkpointing* checkpointing) const {
   TheoryOptions mc;
@@ -40,6 +77,15 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
     }
     r = run_theory(model_, initial_engine_, mc, integration_, spec_.seed, k, spec_.mc_seed, progress, &slots,
                    checkpointing);
+    if (spec_.mc_error && !r.trajectory.interrupted) {
+      std::vector<TheoryResult> sets;
+      for (int set = 0; set < mc.randomisations; ++set) {
+        TheoryOptions alone = mc;
+        alone.only_randomisation = set;
+        sets.push_back(run_theory(model_, initial_engine_, alone, integration_, spec_.seed, k, spec_.mc_seed));
+      }
+      r.mc_error = spread_of(sets, r.trajectory.records.size(), model_.readout == Readout::Learned);
+    }
     if (checkpointing == nullptr) continue;
     if (r.trajectory.interrupted)
       interrupted = true;

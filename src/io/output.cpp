@@ -51,16 +51,22 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   }
 }
 
-std::string format_csv(const std::vector<const Record*>& records, int H, int F, bool with_readout) {
+std::string format_csv(const std::vector<const Record*>& records, int H, int F, bool with_readout,
+                       const std::vector<const std::vector<double>*>* errors) {
   fmt::memory_buffer out;
-  const auto cols = csv_columns(H, F, with_readout);
+  auto cols = csv_columns(H, F, with_readout);
+  if (errors)
+    for (std::size_t c = 2, n = cols.size(); c < n; ++c) cols.push_back(cols[c] + "_se");  // loss, then the values
   fmt::format_to(std::back_inserter(out), "{}\n", fmt::join(cols, ","));
   std::vector<double> values;
-  for (const Record* r : records) {
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const Record* r = records[i];
     values.clear();
     append_csv_values(*r, with_readout, values);
     fmt::format_to(std::back_inserter(out), "{},{}", r->run, r->t);
     for (double v : values) fmt::format_to(std::back_inserter(out), ",{}", v);
+    if (errors)
+      for (double v : *(*errors)[i]) fmt::format_to(std::back_inserter(out), ",{}", v);
     out.push_back('\n');
   }
   return fmt::to_string(out);

@@ -49,7 +49,7 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
   if (theory && o.stop_when_specialised)
     throw ParameterError("stop-when-specialised", "only for the finite-D engines (gram, dense)");
   if (!theory && o.until_converged != 0) throw ParameterError("until-converged", "only for --engine theory");
-  if (!theory && o.mc_method != "plain") throw ParameterError("mc-method", "only for --engine theory");
+  if (!theory && o.mc_method != SweepSettings{}.mc_method) throw ParameterError("mc-method", "only for --engine theory");
   if (!theory && o.mc_seed != -1) throw ParameterError("mc-seed", "only for --engine theory");
   if (!theory && o.until_error_settled != 0) throw ParameterError("until-error-settled", "only for --engine theory");
   sim_.D = o.D;

@@ -1,0 +1,72 @@
+// `headspec theory` with the Monte Carlo methods (docs/model.md §6, docs/cli.md): --mc-seed
+// fixes the samples whatever --seed, --mc-error adds the randomisations' standard errors, and
+// the refusals name their flag with exit status 2.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.hpp"
+#include "csv_columns.hpp"
+
+using namespace headspec::testing;
+
+namespace {
+
+const std::string kRun = "theory --mc 2048 --dt 0.4 --T 8 --record-every 4 --init-engine gram --init-D 1000 ";
+
+}  // namespace
+
+// Two runs (seeds 1 and 2, different initial states) with one --mc-seed use the same samples:
+// each equals the single run of its seed with that --mc-seed.
+TEST(TheoryMonteCarloCli, McSeedIsIndependentOfSeed) {
+  const auto both = run_cli(kRun + "--runs 2 --seed 1 --mc-seed 7");
+  const auto second = run_cli(kRun + "--seed 2 --mc-seed 7");
+  const auto other_samples = run_cli(kRun + "--seed 2 --mc-seed 8");
+  ASSERT_EQ(both.status, 0) << both.err;
+  ASSERT_EQ(second.status, 0) << second.err;
+  const Rows a = parse(both.out), b = parse(second.out), c = parse(other_samples.out);
+  ASSERT_EQ(a.values.size(), 6u);
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t col = 1; col < b.header.size(); ++col) EXPECT_EQ(a.values[3 + i][col], b.values[i][col]);
+  EXPECT_NE(b.values.back()[b.column("loss")], c.values.back()[c.column("loss")]);
+}
+
+TEST(TheoryMonteCarloCli, McErrorAddsStandardErrorColumns) {
+  const auto dir = fresh_dir("mc_error");
+  const auto out = dir / "t.csv";
+  const auto r = run_cli(kRun + "--mc-error --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Rows rows = parse(read_file(out));
+  const auto meta = nlohmann::json::parse(read_file(out.string() + ".json"));
+  EXPECT_EQ(meta["columns"].size(), rows.header.size());
+  // Every value column has its _se column; at t = 0 the order parameters' errors are 0 up to
+  // the rounding of the mean (the same initial state for every randomisation), later they are
+  // positive and finite.
+  for (const std::string name : {"loss", "M_1_1", "M_2_2", "Q_1_2", "c_1", "ortho_2", "cos_1_2"}) {
+    const std::size_t c = rows.column(name + "_se");
+    if (name != "loss") EXPECT_LT(rows.values.front()[c], 1e-15) << name;
+    EXPECT_GT(rows.values.back()[c], 0.0) << name;
+    EXPECT_TRUE(std::isfinite(rows.values.back()[c])) << name;
+  }
+  // The main columns are those of the same run without --mc-error.
+  const Rows plain_run = parse(run_cli(kRun).out);
+  EXPECT_EQ(plain_run.values.back()[plain_run.column("M_1_2")], rows.values.back()[rows.column("M_1_2")]);
+}
+
+TEST(TheoryMonteCarloCli, RefusalsNameTheFlag) {
+  struct Case {
+    std::string args, flag;
+  };
+  for (const Case& c : {Case{"--mc-method quasi", "--mc-method"}, Case{"--mc-seed -2", "--mc-seed"},
+                        Case{"--mc-method symmetric --mc-error", "--mc-error"},
+                        Case{"--mc-error --checkpoint x.ck", "--mc-error"}}) {
+    const auto r = run_cli("theory " + c.args);
+    EXPECT_EQ(r.status, 2) << c.args;
+    EXPECT_NE(r.err.find(c.flag), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  const auto sweep = run_cli("sweep --engine gram --grid L=3 --T 1 --mc-method plain");
+  EXPECT_EQ(sweep.status, 2);
+  EXPECT_NE(sweep.err.find("--mc-method"), std::string::npos) << sweep.err;
+}
