@@ -38,7 +38,7 @@ def make(f):
     # in distribution as the dense one at the same D, ~1 µs per step against ~0.36 ms at D = 10^4.
     # HEADSPEC_FIGURE_ENGINE=dense asks for the dense engine instead.
     engine = simulation_engine()
-    # N for the Sobol method (docs/theory.md §2, "Convergence"): with 32768 samples (a net in each
+    # N for the Sobol method (docs/theory.md §2, "Convergence of the split"): with 32768 samples (a net in each
     # of the 8 randomisations) M_12 at t = 150 is within 0.01 of its converged value, at 131072
     # within 0.005; the default method's right-hand side is exactly symmetric, so the split is
     # the one the initial state draws.
