@@ -7,6 +7,7 @@
 // on the unit cube point by point (so every estimate from it is unbiased), and independent
 // seeds give independent randomisations whose spread estimates the error.
 #include <cstdint>
+#include <vector>
 
 namespace headspec {
 
@@ -25,6 +26,7 @@ class ScrambledSobol {
  private:
   int dimension_;
   uint64_t seed_;
+  std::vector<uint32_t> dimension_seeds_;  // each coordinate's scrambling
 };
 
 /// Φ⁻¹(u) for u in (0, 1).

@@ -44,15 +44,17 @@ uint32_t owen_scramble(uint32_t x, uint32_t seed) {
 ScrambledSobol::ScrambledSobol(int dimension, uint64_t seed) : dimension_(dimension), seed_(seed) {
   if (dimension < 1 || dimension > kMaxDimension)
     throw UsageError(fmt::format("--mc-method sobol: {} dimensions per sample, past Boost's {}", dimension, kMaxDimension));
+  for (int d = 0; d < dimension; ++d)
+    dimension_seeds_.push_back(static_cast<uint32_t>(mix(seed_ ^ mix(static_cast<uint64_t>(d) + 1))));
 }
 
 double ScrambledSobol::scrambled_uniform(uint32_t x, int d) const {
-  const uint32_t s = static_cast<uint32_t>(mix(seed_ ^ mix(static_cast<uint64_t>(d) + 1)));
-  // The scrambled 32 bits, then a uniform offset below the last bit (from the same hash):
-  // uniform in (0, 1), never 0 or 1.
+  const uint32_t s = dimension_seeds_[static_cast<std::size_t>(d)];
+  // The scrambled 32 bits, then a uniform offset below the last bit (a hash of the seed, the
+  // coordinate and the dimension): uniform in (0, 1), never 0 or 1.
   const uint32_t y = owen_scramble(x, s);
-  const double below = (static_cast<double>(static_cast<uint32_t>(mix(seed_ + x + (uint64_t{d} << 32)) >> 40)) + 0.5) *
-                       0x1p-24;
+  const uint64_t key = seed_ + x + (static_cast<uint64_t>(d) << 32);
+  const double below = (static_cast<double>(static_cast<uint32_t>(mix(key) >> 40)) + 0.5) * 0x1p-24;
   return (static_cast<double>(y) + below) * 0x1p-32;
 }
 
@@ -65,6 +67,11 @@ void ScrambledSobol::uniforms(uint32_t begin, int count, double* out) const {
     for (int d = 0; d < dimension_; ++d) *out++ = scrambled_uniform(begin + i == 0 ? 0u : sobol(), d);
 }
 
-double inverse_normal_cdf(double u) { return -std::sqrt(2.0) * boost::math::erfc_inv(2.0 * u); }
+// In double precision throughout: Boost's default promotes to long double, 4× slower for a
+// relative difference below 5e-16.
+double inverse_normal_cdf(double u) {
+  using Double = boost::math::policies::policy<boost::math::policies::promote_double<false>>;
+  return -std::sqrt(2.0) * boost::math::erfc_inv(2.0 * u, Double());
+}
 
 }  // namespace headspec
