@@ -91,6 +91,10 @@ class TheoryRuns {
   std::vector<TheoryResult> run(const ProgressFn& progress = {}, const Checkpointing* checkpointing = nullptr) const;
 
  private:
+  // --mc-error: run k integrated with each Sobol randomisation alone (TheoryResult::mc_error).
+  std::vector<std::vector<double>> randomisation_errors(const TheoryOptions& mc, int k,
+                                                        const TheoryResult& pooled) const;
+
   ModelSpec model_;
   TheoryRunsSpec spec_;
   IntegrationSpec integration_;

@@ -35,7 +35,7 @@ class Figure:
 
     def run(self, *args):
         """Runs `headspec ARGS`; its CSV is written with --out. Returns the parsed table."""
-        args = [str(a) for a in args]
+        args = with_mc_method([str(a) for a in args])
         out = args[args.index("--out") + 1]
         cmd = [self.binary] + args
         self.commands.append(" ".join(["headspec"] + args))
@@ -78,7 +78,7 @@ class Figure:
         time and each on one thread: independent runs share the cores better than one run's
         per-evaluation thread team on a loaded machine, and the numbers do not depend on the
         thread count. Returns their tables in the order given (commands recorded in that order)."""
-        commands = [[str(a) for a in args] for args in commands]
+        commands = [with_mc_method([str(a) for a in args]) for args in commands]
         env = dict(os.environ, OMP_NUM_THREADS="1")
 
         def one(args):
@@ -125,6 +125,15 @@ class Figure:
         with open(tmp, "w") as f:
             json.dump(meta, f, indent=2)
         os.replace(tmp, self.path(".json"))
+
+
+def with_mc_method(args):
+    """args with --mc-method HEADSPEC_FIGURE_MC_METHOD added to the commands that take it (theory,
+    linearise, sweep --engine theory) when the variable is set (docs/model.md §6: plain,
+    symmetric, sobol; the figures use the default, sobol, otherwise)."""
+    method = os.environ.get("HEADSPEC_FIGURE_MC_METHOD")
+    theory = args[0] in ("theory", "linearise") or (args[0] == "sweep" and "theory" in args)
+    return args + ["--mc-method", method] if method and theory else args
 
 
 def with_size_overrides(sizes):

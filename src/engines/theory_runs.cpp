@@ -57,6 +57,17 @@ std::vector<std::vector<double>> spread_of(const std::vector<TheoryResult>& sets
 
 }  // namespace
 
+std::vector<std::vector<double>> TheoryRuns::randomisation_errors(const TheoryOptions& mc, int k,
+                                                                  const TheoryResult& pooled) const {
+  std::vector<TheoryResult> sets;
+  for (int set = 0; set < mc.randomisations; ++set) {
+    TheoryOptions alone = mc;
+    alone.only_randomisation = set;
+    sets.push_back(run_theory(model_, initial_engine_, alone, integration_, spec_.seed, k, spec_.mc_seed));
+  }
+  return spread_of(sets, pooled.trajectory.records.size(), model_.readout == Readout::Learned);
+}
+
 std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Checkpointing* checkpointing) const {
   TheoryOptions mc;
   mc.samples = spec_.mc;
@@ -77,15 +88,7 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
     }
     r = run_theory(model_, initial_engine_, mc, integration_, spec_.seed, k, spec_.mc_seed, progress, &slots,
                    checkpointing);
-    if (spec_.mc_error && !r.trajectory.interrupted) {
-      std::vector<TheoryResult> sets;
-      for (int set = 0; set < mc.randomisations; ++set) {
-        TheoryOptions alone = mc;
-        alone.only_randomisation = set;
-        sets.push_back(run_theory(model_, initial_engine_, alone, integration_, spec_.seed, k, spec_.mc_seed));
-      }
-      r.mc_error = spread_of(sets, r.trajectory.records.size(), model_.readout == Readout::Learned);
-    }
+    if (spec_.mc_error && !r.trajectory.interrupted) r.mc_error = randomisation_errors(mc, k, r);
     if (checkpointing == nullptr) continue;
     if (r.trajectory.interrupted)
       interrupted = true;

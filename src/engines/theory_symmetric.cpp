@@ -53,6 +53,18 @@ class OrbitSums {
   std::vector<Lanes> total_;
 };
 
+// Groups of kLanes orbits per block: about TheoryEngine::kBlock samples, and with the Sobol
+// method a divisor of a randomisation's groups, so that no block straddles two.
+int64_t groups_per_block(const theory_rates::SymmetricSamples& samples) {
+  int64_t per_block = std::max<int64_t>(1, TheoryEngine::kBlock / (samples.orbit_size() * kLanes));
+  if (samples.randomisations() > 0) {
+    const int64_t set_groups = samples.orbits_per_randomisation() / kLanes;
+    per_block = std::min(per_block, set_groups);
+    while (set_groups % per_block != 0) --per_block;
+  }
+  return per_block;
+}
+
 // The Sobol method's estimate and its error (docs/model.md §6): the mean over the `sets`
 // randomisations of each one's mean (its blocks added in order), and the standard deviation of
 // those means over √sets.
@@ -117,13 +129,7 @@ void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, 
   const int64_t orbits = samples.orbits(), groups = samples.orbit_groups();
   // Blocks of about kBlock samples: whole groups of kLanes orbits.
   const int sets = samples.randomisations();
-  int64_t per_block = std::max<int64_t>(1, kBlock / (G * kLanes));
-  if (sets > 0) {
-    // A divisor of a randomisation's groups: no block straddles two.
-    const int64_t set_groups = samples.orbits_per_randomisation() / kLanes;
-    per_block = std::min(per_block, set_groups);
-    while (set_groups % per_block != 0) --per_block;
-  }
+  const int64_t per_block = groups_per_block(samples);
   const int64_t blocks = (groups + per_block - 1) / per_block;
   const std::size_t width = layout_.size() + 1;  // the rates, then r²
   RateInputs in;
