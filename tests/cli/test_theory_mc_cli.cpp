@@ -19,7 +19,7 @@ const std::string kRun = "theory --mc 2048 --dt 0.4 --T 8 --record-every 4 --ini
 
 // Two runs (seeds 1 and 2, different initial states) with one --mc-seed use the same samples:
 // each equals the single run of its seed with that --mc-seed.
-TEST(TheoryMonteCarloCli, McSeedIsIndependentOfSeed) {
+TEST(TheoryMcCli, McSeedIsIndependentOfSeed) {
   const auto both = run_cli(kRun + "--runs 2 --seed 1 --mc-seed 7");
   const auto second = run_cli(kRun + "--seed 2 --mc-seed 7");
   const auto other_samples = run_cli(kRun + "--seed 2 --mc-seed 8");
@@ -32,7 +32,7 @@ TEST(TheoryMonteCarloCli, McSeedIsIndependentOfSeed) {
   EXPECT_NE(b.values.back()[b.column("loss")], c.values.back()[c.column("loss")]);
 }
 
-TEST(TheoryMonteCarloCli, McErrorAddsStandardErrorColumns) {
+TEST(TheoryMcCli, McErrorAddsStandardErrorColumns) {
   const auto dir = fresh_dir("mc_error");
   const auto out = dir / "t.csv";
   const auto r = run_cli(kRun + "--mc-error --out " + out.string());
@@ -45,7 +45,9 @@ TEST(TheoryMonteCarloCli, McErrorAddsStandardErrorColumns) {
   // positive and finite.
   for (const std::string name : {"loss", "M_1_1", "M_2_2", "Q_1_2", "c_1", "ortho_2", "cos_1_2"}) {
     const std::size_t c = rows.column(name + "_se");
-    if (name != "loss") EXPECT_LT(rows.values.front()[c], 1e-15) << name;
+    if (name != "loss") {
+      EXPECT_LT(rows.values.front()[c], 1e-15) << name;
+    }
     EXPECT_GT(rows.values.back()[c], 0.0) << name;
     EXPECT_TRUE(std::isfinite(rows.values.back()[c])) << name;
   }
@@ -54,7 +56,7 @@ TEST(TheoryMonteCarloCli, McErrorAddsStandardErrorColumns) {
   EXPECT_EQ(plain_run.values.back()[plain_run.column("M_1_2")], rows.values.back()[rows.column("M_1_2")]);
 }
 
-TEST(TheoryMonteCarloCli, RefusalsNameTheFlag) {
+TEST(TheoryMcCli, RefusalsNameTheFlag) {
   struct Case {
     std::string args, flag;
   };

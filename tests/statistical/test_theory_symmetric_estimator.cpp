@@ -74,7 +74,7 @@ std::vector<Case> cases() {
 
 // (The Sobol method's estimate is the mean of its 8 randomisations, its error their spread.)
 // Mean over 20 seeds of N = 2000 against one plain run of 100 N: within 4 combined s.e.
-TEST(SymmetricTheoryEstimator, UnbiasedAgainstPlainWithHundredTimesTheSamples) {
+TEST(TheorySymmetricEstimator, UnbiasedAgainstPlainWithHundredTimesTheSamples) {
   for (SamplingMethod method : {SamplingMethod::Symmetric, SamplingMethod::Sobol})
   for (const Case& c : cases()) {
     const OrderParameters op = test_state(c.model, c.channel == ValueChannel::Sampled);
@@ -101,7 +101,7 @@ TEST(SymmetricTheoryEstimator, UnbiasedAgainstPlainWithHundredTimesTheSamples) {
 
 // The reported standard error (from the spread of the orbit sums) against the spread of the
 // estimates over 48 seeds: within a factor 1.5 (the sd of 48 values is known to ±10 %).
-TEST(SymmetricTheoryEstimator, ReportedStandardErrorMatchesTheSpreadOverSeeds) {
+TEST(TheorySymmetricEstimator, ReportedStandardErrorMatchesTheSpreadOverSeeds) {
   for (SamplingMethod method : {SamplingMethod::Symmetric, SamplingMethod::Sobol})
   for (const Case& c : cases()) {
     const OrderParameters op = test_state(c.model, c.channel == ValueChannel::Sampled);

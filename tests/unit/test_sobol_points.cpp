@@ -1,11 +1,10 @@
-// Scrambled Sobol points (include/headspec/sobol_points.hpp) and the prior's draw from uniforms.
+// Scrambled Sobol points (include/headspec/sobol_points.hpp, docs/model.md §6).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "headspec/prior.hpp"
 #include "headspec/sobol_points.hpp"
 
 using namespace headspec;
@@ -14,7 +13,7 @@ using namespace headspec;
 // exactly one point in each interval [k/2^m, (k+1)/2^m), and any two coordinates (the first
 // ones here) one point in each of the 2^m elementary boxes of sides 2^-a × 2^-(m-a)... checked
 // for the 1-D property in every coordinate and the 2-D one for a = m/2 in the first two.
-TEST(ScrambledSobol, ScrambledPointsKeepTheNetStratification) {
+TEST(SobolPoints, ScrambledPointsKeepTheNetStratification) {
   const int m = 10, n = 1 << m, dim = 20;
   for (uint64_t seed : {1u, 77u}) {
     const ScrambledSobol sobol(dim, seed);
@@ -38,7 +37,7 @@ TEST(ScrambledSobol, ScrambledPointsKeepTheNetStratification) {
   }
 }
 
-TEST(ScrambledSobol, SeedsGiveDifferentScramblingsAndRangesContinue) {
+TEST(SobolPoints, SeedsGiveDifferentScramblingsAndRangesContinue) {
   const int dim = 3;
   std::vector<double> a(8 * dim), b(8 * dim), tail(4 * dim);
   ScrambledSobol(dim, 1).uniforms(0, 8, a.data());
@@ -50,7 +49,7 @@ TEST(ScrambledSobol, SeedsGiveDifferentScramblingsAndRangesContinue) {
 
 // Over many scramblings each point is uniform: the mean of a coordinate is 1/2 and its
 // variance 1/12, within 4 standard errors.
-TEST(ScrambledSobol, EachPointIsUniformOverScramblings) {
+TEST(SobolPoints, EachPointIsUniformOverScramblings) {
   const int seeds = 4000;
   double sum = 0, sum_sq = 0;
   for (int s = 0; s < seeds; ++s) {
@@ -64,30 +63,8 @@ TEST(ScrambledSobol, EachPointIsUniformOverScramblings) {
   EXPECT_LT(std::abs(var - 1.0 / 12), 4 * std::sqrt(1.0 / 180 / seeds));  // Var(U²)-scale bound
 }
 
-TEST(ScrambledSobol, InverseNormal) {
+TEST(SobolPoints, InverseNormal) {
   EXPECT_EQ(inverse_normal_cdf(0.5), 0.0);
   EXPECT_NEAR(inverse_normal_cdf(0.975), 1.959963984540054, 1e-14);
   EXPECT_NEAR(inverse_normal_cdf(1e-10), -6.361340902404056, 1e-12);
-}
-
-TEST(PriorFromUniforms, GaussMixtureFlip) {
-  const Prior g = Prior::gauss(Eigen::Vector2d(4.0, 1.0));
-  EXPECT_EQ(g.uniforms_per_draw(), 2);
-  double u[2] = {0.5, 0.975}, theta[2];
-  g.from_uniforms(u, theta);
-  EXPECT_EQ(theta[0], 0.0);
-  EXPECT_NEAR(theta[1], 1.959963984540054, 1e-14);
-  Eigen::MatrixXd atoms(3, 2);
-  atoms << 1, 2, 3, 4, 5, 6;
-  const Prior x = Prior::mixture(atoms, Eigen::Vector3d(0.2, 0.3, 0.5));
-  EXPECT_EQ(x.uniforms_per_draw(), 1);
-  for (auto [v, row] : {std::pair{0.1, 0}, {0.25, 1}, {0.49, 1}, {0.51, 2}, {0.99, 2}}) {
-    x.from_uniforms(&v, theta);
-    EXPECT_EQ(theta[0], atoms(row, 0)) << v;
-  }
-  const Prior f = Prior::flip(Eigen::Vector2d(4.0, 9.0));
-  EXPECT_EQ(f.uniforms_per_draw(), 0);
-  f.from_uniforms(nullptr, theta);
-  EXPECT_EQ(theta[0], 2.0);
-  EXPECT_EQ(theta[1], 3.0);
 }

@@ -73,27 +73,9 @@ std::vector<std::pair<std::string, ModelSpec>> models() {
 
 }  // namespace
 
-TEST(SymmetryGroup, SignDirectionsAndPermutations) {
-  ModelSpec m;
-  EXPECT_EQ(SymmetryGroup(m).sign_directions(), std::vector<int>{1});
-  EXPECT_EQ(SymmetryGroup(m).size(), 4);
-  m.prior = Prior::gauss(Eigen::Vector3d(1, 2, 3));
-  m.H = 3;
-  EXPECT_EQ(SymmetryGroup(m).size(), 8 * 6);
-  m.prior = Prior::spike(Eigen::Vector2d(1, 2));
-  m.H = 6;  // past kMaxFullHeads: the cyclic shifts
-  const SymmetryGroup cyclic(m);
-  EXPECT_FALSE(cyclic.all_permutations());
-  EXPECT_EQ(cyclic.size(), 6);
-  Eigen::MatrixXd atoms(2, 2);
-  atoms << 1.0, 1.0, 1.0, -1.0;
-  EXPECT_EQ(Prior::mixture(atoms, Eigen::Vector2d(1, 1)).sign_symmetric_directions(), std::vector<int>{1});
-  EXPECT_TRUE(Prior::mixture(atoms, Eigen::Vector2d(1, 2)).sign_symmetric_directions().empty());
-}
-
 const SamplingMethod kMethods[] = {SamplingMethod::Symmetric, SamplingMethod::Sobol};
 
-TEST(SymmetricTheory, EmptyZeroMeanColumnHasExactlyZeroRates) {
+TEST(TheorySymmetric, EmptyZeroMeanColumnHasExactlyZeroRates) {
   for (SamplingMethod method : kMethods)
   for (const auto& [name, m] : models())
     for (ValueChannel channel : {ValueChannel::Integrated, ValueChannel::Sampled}) {
@@ -109,7 +91,7 @@ TEST(SymmetricTheory, EmptyZeroMeanColumnHasExactlyZeroRates) {
     }
 }
 
-TEST(SymmetricTheory, SignFlipOfAColumnNegatesItsRatesExactly) {
+TEST(TheorySymmetric, SignFlipOfAColumnNegatesItsRatesExactly) {
   for (SamplingMethod method : kMethods)
   for (const auto& [name, m] : models())
     for (ValueChannel channel : {ValueChannel::Integrated, ValueChannel::Sampled}) {
@@ -128,7 +110,7 @@ TEST(SymmetricTheory, SignFlipOfAColumnNegatesItsRatesExactly) {
     }
 }
 
-TEST(SymmetricTheory, HeadPermutationPermutesTheRightHandSideExactly) {
+TEST(TheorySymmetric, HeadPermutationPermutesTheRightHandSideExactly) {
   for (SamplingMethod method : kMethods)
   for (int H : {2, 3, 4, 5})
     for (ValueChannel channel : {ValueChannel::Integrated, ValueChannel::Sampled}) {
@@ -156,7 +138,7 @@ TEST(SymmetricTheory, HeadPermutationPermutesTheRightHandSideExactly) {
     }
 }
 
-TEST(SymmetricTheory, SameBitsWhateverTheThreadCount) {
+TEST(TheorySymmetric, SameBitsWhateverTheThreadCount) {
   for (SamplingMethod method : kMethods)
   for (MonteCarloMode mode : {MonteCarloMode::Fixed, MonteCarloMode::Resample}) {
     const ModelSpec m;
@@ -177,7 +159,7 @@ TEST(SymmetricTheory, SameBitsWhateverTheThreadCount) {
   }
 }
 
-TEST(SymmetricTheory, SamplesAreWholeOrbits) {
+TEST(TheorySymmetric, SamplesAreWholeOrbits) {
   const ModelSpec m;
   const TheoryEngine engine(m, symmetric_options(ValueChannel::Integrated, 1001));
   EXPECT_EQ(engine.orbit_size(), 4);
