@@ -16,7 +16,8 @@ namespace headspec::app {
 namespace {
 
 // The parameters that decide the numbers: the sidecar's, and a checkpoint's identity.
-nlohmann::json theory_params(const TheorySettings& o, const ModelSpec& model, const IntegrationSpec& integration) {
+nlohmann::json theory_params(const TheorySettings& o, const ModelSpec& model, const TheoryRuns& runs) {
+  const IntegrationSpec& integration = runs.integration();
   nlohmann::json params = sidecar_parameters(theory_parameters(), o);
   params["command"] = "theory";
   model.to_json(params["model"]);
@@ -27,6 +28,7 @@ nlohmann::json theory_params(const TheorySettings& o, const ModelSpec& model, co
   t["dt"] = integration.dt;
   t["dopri5_tolerance"] = integration.tolerance;
   t["time"] = "t = samples seen / D, as for simulate";
+  t["mc_samples_used"] = runs.samples_used();
   return params;
 }
 
@@ -90,7 +92,7 @@ int run_theory(const TheorySettings& o, const std::vector<std::string>& argv, bo
   check_out(o.out);
   const TheoryRuns theory(model, o.runs_spec());
   const IntegrationSpec& integration = theory.integration();
-  const nlohmann::json params = theory_params(o, model, integration);
+  const nlohmann::json params = theory_params(o, model, theory);
   const CliCheckpointing checkpointing(o, params);
   if (check_only) return 0;
 

@@ -253,6 +253,7 @@ py::dict theory(const py::kwargs& kwargs) {
   nlohmann::json settings = sidecar_parameters(theory_parameters(), s)["theory"];
   settings["mc_resample"] = s.mc_resample;
   settings["integrator"] = to_string(theory_runs.integration().method);
+  settings["mc_samples_used"] = theory_runs.samples_used();
   out["model"] = model_dict(model);
   out["theory"] = from_json(settings);
   out["diverged"] = diverged;

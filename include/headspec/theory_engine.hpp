@@ -116,6 +116,8 @@ class TheoryEngine {
   int sample_width() const { return width_; }
   /// The samples an evaluation averages over (N, or N rounded up to whole orbits).
   int64_t samples_used() const;
+  /// The same without building the engine (nothing is drawn).
+  static int64_t samples_used(const ModelSpec& model, const TheoryOptions& options);
   /// The symmetry group's size with the Symmetric method (samples per orbit), 1 otherwise.
   int orbit_size() const;
 

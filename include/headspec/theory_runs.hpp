@@ -81,6 +81,8 @@ class TheoryRuns {
   TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec);
 
   const IntegrationSpec& integration() const { return integration_; }
+  /// The Monte Carlo samples of every evaluation (--mc rounded up by the symmetric methods).
+  int64_t samples_used() const;
   MonteCarloMode mode() const { return mode_; }
   const TheoryRunsSpec& spec() const { return spec_; }
 

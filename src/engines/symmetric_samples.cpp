@@ -52,8 +52,7 @@ SymmetricSamples::SymmetricSamples(const ModelSpec& model, const TheoryOptions& 
       first_set_(std::max(options.only_randomisation, 0)),
       per_randomisation_(randomisations_ > 0 ? orbits_per_set(options.samples, group_.size(), options.randomisations)
                                              : 0),
-      orbits_(randomisations_ > 0 ? per_randomisation_ * randomisations_
-                                  : std::max<int64_t>(2, (options.samples + group_.size() - 1) / group_.size())),
+      orbits_(randomisations_ > 0 ? per_randomisation_ * randomisations_ : orbits_for(options, group_.size())),
       base_width_(model.F() + model.L * model.H + (sampled_ ? model.L + 1 : 0)) {
   quasi_dimension_ = model.prior.uniforms_per_draw() + base_width_ - model.F();
   const int H = model.H;
@@ -85,6 +84,14 @@ void SymmetricSamples::draw_base(int64_t o, uint64_t draw, double* out) const {
   const int F = model_.F();
   model_.prior.sample(rng, out);
   rng.normals(out + F, base_width_ - F);
+}
+
+int64_t SymmetricSamples::orbits_for(const TheoryOptions& options, int orbit_size) {
+  if (options.method == SamplingMethod::Sobol) {
+    const int sets = options.only_randomisation >= 0 ? 1 : options.randomisations;
+    return sets * orbits_per_set(options.samples, orbit_size, options.randomisations);
+  }
+  return std::max<int64_t>(2, (options.samples + orbit_size - 1) / orbit_size);
 }
 
 const Lanes* SymmetricSamples::group_base(int64_t q, uint64_t draw, double* aos, Lanes* scratch) const {

@@ -33,6 +33,8 @@ class SymmetricSamples {
   /// options.samples rounded up to whole orbits (at least two, for a standard error); with
   /// the Sobol method to `randomisations` sets of a multiple of kLanes orbits each.
   SymmetricSamples(const ModelSpec& model, const TheoryOptions& options);
+  /// The orbits of that rounding, without drawing anything.
+  static int64_t orbits_for(const TheoryOptions& options, int orbit_size);
 
   const SymmetryGroup& group() const { return group_; }
   int orbit_size() const { return group_.size(); }

@@ -9,6 +9,7 @@
 #include "headspec/name_table.hpp"
 #include "headspec/projection.hpp"
 #include "headspec/random.hpp"
+#include "headspec/symmetry_group.hpp"
 #include "symmetric_samples.hpp"
 #include "theory_evaluation.hpp"
 
@@ -89,6 +90,12 @@ void TheoryEngine::draw_batch(int64_t b, uint64_t draw, double* aos, Lanes* soa)
 }
 
 int64_t TheoryEngine::samples_used() const { return symmetric_ ? symmetric_->samples() : options_.samples; }
+
+int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& options) {
+  if (options.method == SamplingMethod::Plain) return options.samples;
+  const int orbit = SymmetryGroup(model).size();
+  return theory_rates::SymmetricSamples::orbits_for(options, orbit) * orbit;
+}
 
 int TheoryEngine::orbit_size() const { return symmetric_ ? symmetric_->orbit_size() : 1; }
 

@@ -99,6 +99,13 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
   return results;
 }
 
+int64_t TheoryRuns::samples_used() const {
+  TheoryOptions mc;
+  mc.samples = spec_.mc;
+  mc.method = spec_.mc_method;
+  return TheoryEngine::samples_used(model_, mc);
+}
+
 EngineFactory initial_state_factory(const std::string& engine, const ModelSpec& model, int64_t D) {
   return sgd_engine_factory(engine, model, D, EngineParameterNames{"init-engine", "init-D"});
 }

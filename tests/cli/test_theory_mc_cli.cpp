@@ -40,6 +40,9 @@ TEST(TheoryMcCli, McErrorAddsStandardErrorColumns) {
   const Rows rows = parse(read_file(out));
   const auto meta = nlohmann::json::parse(read_file(out.string() + ".json"));
   EXPECT_EQ(meta["columns"].size(), rows.header.size());
+  // --mc 2048 in 8 sets of a multiple of 8 orbits of 4 samples: 8 · 64 · 4.
+  EXPECT_EQ(meta["theory"]["mc_samples_used"], 2048);
+  EXPECT_EQ(meta["theory"]["mc_method"], "sobol");
   // Every value column has its _se column; at t = 0 the order parameters' errors are 0 up to
   // the rounding of the mean (the same initial state for every randomisation), later they are
   // positive and finite.

@@ -169,4 +169,13 @@ TEST(TheorySymmetric, SamplesAreWholeOrbits) {
   EXPECT_EQ(sobol.samples_used(), 8 * 32 * 4);
   const TheoryEngine sobol_net(m, symmetric_options(ValueChannel::Integrated, 4000, SamplingMethod::Sobol));
   EXPECT_EQ(sobol_net.samples_used(), 8 * 128 * 4);
+  // The count without an engine, for every method and a larger group (H = 3, gauss F = 2: 24).
+  ModelSpec g;
+  g.H = 3;
+  g.prior = Prior::gauss(Eigen::Vector2d(2.0, 1.0));
+  for (SamplingMethod method : {SamplingMethod::Plain, SamplingMethod::Symmetric, SamplingMethod::Sobol})
+    for (int64_t N : {5, 1001, 30000}) {
+      const TheoryOptions o = symmetric_options(ValueChannel::Integrated, N, method);
+      EXPECT_EQ(TheoryEngine::samples_used(g, o), TheoryEngine(g, o).samples_used()) << to_string(method) << " " << N;
+    }
 }
