@@ -27,30 +27,29 @@ TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : mod
 namespace {
 
 // The standard errors of TheoryResult::mc_error from the trajectories of the randomisations
-// integrated alone.
-std::vector<std::vector<double>> spread_of(const std::vector<TheoryResult>& sets, std::size_t records,
+// integrated alone: one per CSV value of every record of the pooled run, NaN where a set's
+// trajectory has no such record (it stopped or diverged earlier).
+std::vector<std::vector<double>> spread_of(const std::vector<TheoryResult>& sets, const Trajectory& pooled,
                                            bool with_readout) {
-  std::vector<std::vector<double>> out(records);
   const double n = static_cast<double>(sets.size());
-  std::size_t common = records;
-  for (const TheoryResult& s : sets) common = std::min(common, s.trajectory.records.size());
-  for (std::size_t i = 0; i < records; ++i) {
-    std::vector<std::vector<double>> values;
+  std::vector<std::vector<double>> out;
+  for (std::size_t i = 0; i < pooled.records.size(); ++i) {
+    std::vector<double> pooled_values;
+    append_csv_values(pooled.records[i], with_readout, pooled_values);
+    std::vector<double> se(pooled_values.size(), std::numeric_limits<double>::quiet_NaN());
+    std::vector<std::vector<double>> values;  // loss, then the order parameters' columns, per set
     for (const TheoryResult& s : sets) {
-      if (i >= common) break;
-      const Record& r = s.trajectory.records[i];
-      std::vector<double> v;  // loss, then the order parameters' columns
-      append_csv_values(r, with_readout, v);
-      values.push_back(std::move(v));
+      if (i >= s.trajectory.records.size()) break;
+      values.emplace_back();
+      append_csv_values(s.trajectory.records[i], with_readout, values.back());
     }
-    const std::size_t width = values.empty() ? 0 : values.front().size();
-    out[i].assign(width, std::numeric_limits<double>::quiet_NaN());
-    for (std::size_t c = 0; c < width; ++c) {
+    for (std::size_t c = 0; values.size() == sets.size() && c < se.size(); ++c) {
       double mean = 0, var = 0;
       for (const auto& v : values) mean += v[c] / n;
       for (const auto& v : values) var += (v[c] - mean) * (v[c] - mean) / (n - 1);
-      out[i][c] = std::sqrt(var / n);
+      se[c] = std::sqrt(var / n);
     }
+    out.push_back(std::move(se));
   }
   return out;
 }
@@ -65,7 +64,7 @@ std::vector<std::vector<double>> TheoryRuns::randomisation_errors(const TheoryOp
     alone.only_randomisation = set;
     sets.push_back(run_theory(model_, initial_engine_, alone, integration_, spec_.seed, k, spec_.mc_seed));
   }
-  return spread_of(sets, pooled.trajectory.records.size(), model_.readout == Readout::Learned);
+  return spread_of(sets, pooled.trajectory, model_.readout == Readout::Learned);
 }
 
 std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Checkpointing* checkpointing) const {
