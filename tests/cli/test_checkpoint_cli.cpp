@@ -167,14 +167,14 @@ TEST(CheckpointCli, GramSimulationResumesToTheSameBytes) {
 
 TEST(CheckpointCli, TheoryWithFixedSamplesResumesToTheSameBytes) {
   check_interrupt_and_resume("theory_fixed",
-                             "theory --L 4 --mc 1000 --dt 0.1 --T 60 --record-every 0.5 --init-D 200",
+                             "theory --L 4 --mc 12000 --dt 0.1 --T 60 --record-every 0.5 --init-D 200",
                              "3",
                              "--q0 0.5");
 }
 
 TEST(CheckpointCli, TheoryWithResampledSamplesResumesToTheSameBytes) {
   check_interrupt_and_resume("theory_resampled",
-                             "theory --L 4 --mc 1000 --mc-resample --dt 0.05 --T 30 --record-every 0.5 --init-D 200",
+                             "theory --L 4 --mc 16000 --mc-resample --dt 0.05 --T 30 --record-every 0.5 --init-D 200",
                              "2",
                              "--integrator heun");
 }
