@@ -44,10 +44,9 @@ nlohmann::json theory_sidecar(const TheorySettings& o, const nlohmann::json& par
   meta["model"] = params["model"];
   meta["theory"] = params["theory"];
   checkpointing.annotate(meta);
-  std::vector<std::string> columns = csv_columns(model.H, model.F(), model.readout == Readout::Learned);
-  if (o.mc_error)
-    for (std::size_t c = 2, n = columns.size(); c < n; ++c) columns.push_back(columns[c] + "_se");
-  meta["columns"] = columns;
+  const bool learned = model.readout == Readout::Learned;
+  meta["columns"] = o.mc_error ? csv_columns_with_errors(model.H, model.F(), learned)
+                               : csv_columns(model.H, model.F(), learned);
   for (std::size_t k = 0; k < results.size(); ++k) {
     const auto& r = results[k];
     nlohmann::json run = {{"run", k}, {"evaluations", r.evaluations}};

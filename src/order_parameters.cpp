@@ -31,6 +31,12 @@ std::vector<std::string> csv_columns(int H, int F, bool with_readout) {
   return cols;
 }
 
+std::vector<std::string> csv_columns_with_errors(int H, int F, bool with_readout) {
+  std::vector<std::string> columns = csv_columns(H, F, with_readout);
+  for (std::size_t c = 2, n = columns.size(); c < n; ++c) columns.push_back(columns[c] + "_se");  // loss, then the values
+  return columns;
+}
+
 void append_csv_values(const Record& r, bool with_readout, std::vector<double>& out) {
   const auto& op = r.op;
   const int H = op.H(), F = op.F();

@@ -192,6 +192,11 @@ std::vector<int> Prior::sign_symmetric_directions() const {
   return out;
 }
 
+std::size_t Prior::atom_at(double u) const {
+  const std::size_t a = std::upper_bound(cumulative_.begin(), cumulative_.end(), u) - cumulative_.begin();
+  return std::min(a, cumulative_.size() - 1);
+}
+
 int Prior::uniforms_per_draw() const {
   if (kind_ == PriorKind::Gauss) return F();
   return kind_ == PriorKind::Mixture && weights_.size() > 1 ? 1 : 0;
@@ -207,10 +212,8 @@ void Prior::from_uniforms(const double* u, double* theta) const {
     for (int f = 0; f < F; ++f) theta[f] = std::sqrt(nu_[f]);
     return;
   }
-  Eigen::Index a = 0;
-  if (weights_.size() > 1)
-    while (a + 1 < weights_.size() && cumulative_[a] <= u[0]) ++a;
-  for (int f = 0; f < F; ++f) theta[f] = atoms_(a, f);
+  const std::size_t a = cumulative_.size() > 1 ? atom_at(u[0]) : 0;
+  for (int f = 0; f < F; ++f) theta[f] = atoms_(static_cast<Eigen::Index>(a), f);
 }
 
 void Prior::sample(RandomStream& rng, double* theta) const {
@@ -225,12 +228,7 @@ void Prior::sample(RandomStream& rng, double* theta) const {
       return;
     case PriorKind::Spike:
     case PriorKind::Mixture: {
-      std::size_t a = 0;
-      if (cumulative_.size() > 1) {
-        const double u = rng.uniform();
-        a = std::upper_bound(cumulative_.begin(), cumulative_.end(), u) - cumulative_.begin();
-        a = std::min(a, cumulative_.size() - 1);
-      }
+      const std::size_t a = cumulative_.size() > 1 ? atom_at(rng.uniform()) : 0;
       for (int f = 0; f < F; ++f) theta[f] = atoms_(a, f);
       return;
     }

@@ -31,6 +31,8 @@ struct Record {
 
 /// The CSV columns of docs/cli.md: run,t,loss,M_h_f…,R_h…,Q_h_g (g ≥ h)…,[c_h…],ortho_h…,cos_h_g (h < g)…
 std::vector<std::string> csv_columns(int H, int F, bool with_readout);
+/// csv_columns followed by loss_se and <column>_se for every value column (`theory --mc-error`).
+std::vector<std::string> csv_columns_with_errors(int H, int F, bool with_readout);
 /// The values of one row, in the order of csv_columns (run and t excluded).
 void append_csv_values(const Record& r, bool with_readout, std::vector<double>& out);
 

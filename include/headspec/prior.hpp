@@ -55,6 +55,9 @@ class Prior {
   double log_likelihood(const double* lambda) const;
 
  private:
+  // The atom a draw u ∈ (0, 1) selects: the first whose cumulative weight exceeds u.
+  std::size_t atom_at(double u) const;
+
   PriorKind kind_ = PriorKind::Flip;
   std::string name_;
   Eigen::VectorXd nu_;

@@ -18,6 +18,18 @@ int64_t orbits_per_set(int64_t samples, int orbit_size, int sets) {
   return std::max<int64_t>(kLanes, (wanted + kLanes - 1) / kLanes * kLanes);
 }
 
+// The Helmert basis of R^H, row-major: row 0 = (1, …, 1)/√H, row k = (1, …, 1, −k, 0, …)/√(k(k+1)).
+std::vector<double> helmert_basis(int H) {
+  std::vector<double> V(static_cast<std::size_t>(H * H), 0.0);
+  for (int h = 0; h < H; ++h) V[h] = 1.0 / std::sqrt(static_cast<double>(H));
+  for (int k = 1; k < H; ++k) {
+    const double norm = 1.0 / std::sqrt(static_cast<double>(k * (k + 1)));
+    for (int h = 0; h < k; ++h) V[k * H + h] = norm;
+    V[k * H + k] = -k * norm;
+  }
+  return V;
+}
+
 }  // namespace
 
 Conditioning Conditioning::of(const OrderParameters& op, bool sampled) {
@@ -52,17 +64,10 @@ SymmetricSamples::SymmetricSamples(const ModelSpec& model, const TheoryOptions& 
       first_set_(std::max(options.only_randomisation, 0)),
       per_randomisation_(randomisations_ > 0 ? orbits_per_set(options.samples, group_.size(), options.randomisations)
                                              : 0),
-      orbits_(randomisations_ > 0 ? per_randomisation_ * randomisations_ : orbits_for(options, group_.size())),
+      orbits_(orbits_for(options, group_.size())),
       base_width_(model.F() + model.L * model.H + (sampled_ ? model.L + 1 : 0)) {
   quasi_dimension_ = model.prior.uniforms_per_draw() + base_width_ - model.F();
-  const int H = model.H;
-  helmert_.assign(static_cast<std::size_t>(H * H), 0.0);
-  for (int h = 0; h < H; ++h) helmert_[h] = 1.0 / std::sqrt(static_cast<double>(H));
-  for (int k = 1; k < H; ++k) {
-    const double norm = 1.0 / std::sqrt(static_cast<double>(k * (k + 1)));
-    for (int h = 0; h < k; ++h) helmert_[k * H + h] = norm;
-    helmert_[k * H + k] = -k * norm;
-  }
+  helmert_ = helmert_basis(model.H);
   if (randomisations_ > 0) ScrambledSobol(quasi_dimension_, 0);  // checks the dimension
   const int F = model.F();
   for (const std::vector<int>& perm : group_.permutations()) perms_.insert(perms_.end(), perm.begin(), perm.end());

@@ -20,10 +20,6 @@ using theory_rates::kLanes;
 using theory_rates::Lanes;
 using theory_rates::RateConstants;
 
-using theory_rates::kLanes;
-using theory_rates::Lanes;
-using theory_rates::RateConstants;
-
 // Softmax and softmax-1 take the fused pass (theory_fused_softmax.hpp); H = 2, L = 10,
 // F = 2 (seed Fig. 1) with its sizes known at compile time. Every other activation, and
 // sizes past RuntimeSizes's capacities, take the kernel's path.

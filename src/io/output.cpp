@@ -54,9 +54,7 @@ void write_file_atomic(const std::string& path, const std::string& content) {
 std::string format_csv(const std::vector<const Record*>& records, int H, int F, bool with_readout,
                        const std::vector<const std::vector<double>*>* errors) {
   fmt::memory_buffer out;
-  auto cols = csv_columns(H, F, with_readout);
-  if (errors)
-    for (std::size_t c = 2, n = cols.size(); c < n; ++c) cols.push_back(cols[c] + "_se");  // loss, then the values
+  const auto cols = errors ? csv_columns_with_errors(H, F, with_readout) : csv_columns(H, F, with_readout);
   fmt::format_to(std::back_inserter(out), "{}\n", fmt::join(cols, ","));
   std::vector<double> values;
   for (std::size_t i = 0; i < records.size(); ++i) {
