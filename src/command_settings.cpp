@@ -45,6 +45,9 @@ TheoryRunsSpec TheorySettings::runs_spec() const {
   spec.runs = runs;
   spec.seed = checked_seed(seed);
   spec.keep_R = keep_R;
+  spec.sde = sde;
+  spec.stop_when_specialised = stop_when_specialised;
+  spec.delta = delta;
   return spec;
 }
 

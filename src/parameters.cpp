@@ -176,6 +176,15 @@ const ParameterTable<TheorySettings>& theory_parameters() {
         parameter<S>("error-window", &S::error_window,
                      "window W of --until-error-settled: a whole multiple of 4 --record-every intervals", kShowDefault,
                      g),
+        parameter<S>("sde", &S::sde,
+                     "the stochastic theory of SGD at D = --init-D: each step adds the Brownian increment of "
+                     "covariance Σ dt/D (docs/model.md §12); rk4, heun or euler",
+                     0, g),
+        parameter<S>("stop-when-specialised", &S::stop_when_specialised,
+                     "stop a run at the first record at which every direction of prior mean zero has specialised", 0,
+                     g),
+        parameter<S>("delta", &S::delta, "specialisation threshold δ (docs/model.md §10)", kShowDefault, g,
+                     positive()),
     });
   }();
   return table;
@@ -275,8 +284,10 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
                      "axes 'key=v1,v2;key=a:b;nu=1,1|5,5': model flag names without dashes (and D for gram, dense); "
                      "a:b an integer range, '|' separates vector values",
                      kRequired),
-        parameter<S>("engine", &W::engine, "theory | gram | dense", kShowDefault, "sweep"),
-        parameter<S>("D", &W::D, "token dimension (gram, dense)", kShowDefault, "sweep"),
+        parameter<S>("engine", &W::engine,
+                     "theory | sde | gram | dense (sde: the stochastic theory at D, docs/model.md §12)", kShowDefault,
+                     "sweep"),
+        parameter<S>("D", &W::D, "token dimension (gram, dense, sde)", kShowDefault, "sweep"),
         parameter<S>("runs", &W::runs, "runs per grid point (run k uses seed + k)", kShowDefault, "sweep"),
         parameter<S>("test-samples", &W::test_samples, "fresh samples per error estimate (gram, dense)", kShowDefault, "sweep"),
         parameter<S>("mc", &W::mc, "theory: Monte Carlo samples per evaluation", kShowDefault, "theory"),
@@ -298,7 +309,7 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
                      "theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals", kShowDefault, "theory"),
         parameter<S>("delta", &W::delta, "specialisation threshold δ (docs/model.md §10)", kShowDefault, "sweep"),
         parameter<S>("stop-when-specialised", &W::stop_when_specialised,
-                     "gram, dense: stop a run once every direction of prior mean zero has specialised", 0, "sweep"),
+                     "stop a run once every direction of prior mean zero has specialised", 0, "sweep"),
         parameter<S>("summary", &S::summary,
                      "CSV of final values per (point, run) with tau_f (and tau_tilde_f = tau_f / ln D)", kCliOnly),
         parameter<S>("work-dir", &S::work_dir,

@@ -1,5 +1,6 @@
 #include "headspec/specialisation.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace headspec {
@@ -20,6 +21,22 @@ std::vector<double> specialisation_times(std::span<const Record> records, double
         break;
       }
   return tau;
+}
+
+std::vector<int> watched_directions(const ModelSpec& model, double delta, std::span<const Record> records) {
+  std::vector<int> watched;
+  if (delta <= 0) return watched;
+  const Eigen::VectorXd mean = model.prior.mean();
+  for (int f = 0; f < model.F(); ++f)
+    if (mean[f] == 0) watched.push_back(f);
+  for (const Record& r : records) std::erase_if(watched, [&](int f) { return head_spread(r.op.M, f) > delta; });
+  return watched;
+}
+
+bool all_specialised(std::vector<int>& watched, const Eigen::MatrixXd& M, double delta) {
+  if (watched.empty()) return false;
+  std::erase_if(watched, [&](int f) { return head_spread(M, f) > delta; });
+  return watched.empty();
 }
 
 }  // namespace headspec

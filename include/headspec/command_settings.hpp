@@ -63,6 +63,9 @@ struct TheorySettings : ModelSettings, RunSettings, OutputSettings, CheckpointSe
   double until_converged = 0;
   double until_error_settled = 0;
   double error_window = 20;
+  bool sde = false;
+  bool stop_when_specialised = false;
+  double delta = 0.2;
 
   TheoryRunsSpec runs_spec() const;
 };

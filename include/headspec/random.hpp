@@ -18,6 +18,7 @@ enum class Purpose : uint32_t {
   Data = 5,        ///< data-set manipulations (splits, choices)
   Bayes = 6,       ///< samples of the Bayes-optimal error
   SymmetricMonteCarlo = 7,  ///< base samples of the theory's symmetric method (one per orbit)
+  Diffusion = 8,            ///< the Brownian increments of the stochastic theory (docs/model.md §12)
 };
 
 /// Identity of one stream: seed (32 bits), purpose, lane (32 bits), step (64 bits).

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "headspec/model.hpp"
 #include "headspec/order_parameters.hpp"
 
 namespace headspec {
@@ -18,5 +19,15 @@ double head_spread(const Eigen::MatrixXd& M, int f);
 /// first recorded t whose spread exceeds delta, NaN if it never does. The time resolution
 /// is the recording interval.
 std::vector<double> specialisation_times(std::span<const Record> records, double delta);
+
+/// The directions the specialisation stop rule (--stop-when-specialised, threshold delta > 0)
+/// watches: those whose prior mean is zero (along the others every head aligns), less those
+/// that `records` already show specialised (a resumed run replays its records through the
+/// rule). Empty when delta ≤ 0 (no rule).
+std::vector<int> watched_directions(const ModelSpec& model, double delta, std::span<const Record> records);
+
+/// The rule at the newest record M: drops the watched directions that have split; true once
+/// none is left (every direction of prior mean zero has specialised).
+bool all_specialised(std::vector<int>& watched, const Eigen::MatrixXd& M, double delta);
 
 }  // namespace headspec

@@ -67,7 +67,9 @@ class SweepPlan {
   // Copyable and movable: every point's engine factory holds its own copy of the model.
 
   const SweepSettings& settings() const { return settings_; }
+  /// --engine theory or sde: runs of the theory (sde: the stochastic theory at each point's D).
   bool theory() const { return theory_; }
+  bool sde() const { return sde_; }
   const ModelSpec& base_model() const { return base_model_; }
   const SimulationSpec& simulation() const { return sim_; }
   const IntegrationSpec& integration() const { return integration_; }
@@ -86,7 +88,7 @@ class SweepPlan {
 
  private:
   SweepSettings settings_;
-  bool theory_ = false;
+  bool theory_ = false, sde_ = false;
   ModelSpec base_model_;
   SimulationSpec sim_;
   IntegrationSpec integration_;

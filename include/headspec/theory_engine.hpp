@@ -109,6 +109,14 @@ class TheoryEngine {
   /// Same, from a packed state.
   void evaluate(const double* x, uint64_t draw, TheoryEvaluation& out) const;
 
+  /// The covariance over the samples of one sample's rates (the integrand of the rates,
+  /// StateLayout order, per unit t): Σ of the stochastic theory (docs/model.md §12), in
+  /// `cov` (size()×size()). Needs the plain method with the value channel sampled, so that
+  /// every random quantity of a sample is drawn and none is averaged out (throws
+  /// std::logic_error otherwise). Blocks are added in block order: the same bits whatever
+  /// the thread count.
+  void rate_covariance(const OrderParameters& op, Eigen::MatrixXd& cov) const;
+
   /// The readout of a state whose readout is fixed (sum, mean).
   const Eigen::VectorXd& fixed_readout() const { return fixed_c_; }
 

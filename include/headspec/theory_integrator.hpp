@@ -37,6 +37,12 @@ struct IntegrationSpec {
   double until_error_settled = 0;
   double error_window = 20;      ///< W of until_error_settled: a whole multiple of 4 record intervals
   double tolerance = 1e-8;       ///< dopri5: absolute and relative error per step
+  /// > 0: stop at the first record at which every direction of prior mean zero has
+  /// specialised, with this threshold δ (--stop-when-specialised, docs/model.md §10).
+  double stop_when_specialised = 0;
+  /// > 0: the stochastic theory at this D (--sde, docs/model.md §12): each fixed step adds
+  /// the Brownian increment of finite-D SGD (ode::StochasticStepper). 0: the ODE.
+  double finite_D = 0;
 
   /// Steps of dt between records (fixed-step methods).
   int64_t steps_per_record() const;
@@ -68,13 +74,16 @@ struct TheoryResult {
 };
 
 /// Integrates from `initial` (run index `run` is written into the records). In Resample
-/// mode, step k of a fixed-step method draws its samples with draw index k.
+/// mode, step k of a fixed-step method draws its samples with draw index k. With
+/// spec.finite_D > 0 (the stochastic theory), Σ comes from plain samples of the engine's
+/// Monte Carlo seed, as many as the engine uses, and step k's increment from the stream
+/// (noise_seed, Diffusion, 0, k).
 /// With `checkpointing` (and its `slots`, docs/checkpoints.md), the run continues
 /// from its slot in `slots` if it has one, saves its state there when asked, and stops
 /// before the next step once the interrupt flag is set (trajectory.interrupted).
 TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters& initial, const IntegrationSpec& spec,
                               int run, const ProgressFn& progress = {}, RunSlots* slots = nullptr,
-                              const Checkpointing* checkpointing = nullptr);
+                              const Checkpointing* checkpointing = nullptr, uint32_t noise_seed = 0);
 
 /// Whether the recorded errors of `records` (the last one at time t) meet spec's
 /// until_error_settled rule at t: false while fewer than four quarter windows are recorded.
@@ -93,7 +102,8 @@ bool read_finished_theory(const std::string& slot, TheoryResult& r);
 /// Run `run` of `headspec theory`: seed = base_seed + run drives both the initial state,
 /// that of the finite-D engine made by `initial_engine(seed)` (R set to 0 when the value
 /// channel is integrated, docs/model.md §7), and the Monte Carlo samples (mc.seed is ignored)
-/// unless mc_seed is given (--mc-seed): then every run uses the samples of mc_seed.
+/// unless mc_seed is given (--mc-seed): then every run uses the samples of mc_seed. The
+/// stochastic theory's increments (spec.finite_D > 0) are those of seed base_seed + run.
 TheoryResult run_theory(const ModelSpec& model, const EngineFactory& initial_engine, TheoryOptions mc,
                         const IntegrationSpec& spec, uint32_t base_seed, int run,
                         std::optional<uint32_t> mc_seed = std::nullopt, const ProgressFn& progress = {},

@@ -5,9 +5,12 @@
 // (src/engines/theory_observers.hpp). The system knows nothing of integration and the
 // steppers nothing of attention.
 #include <boost/numeric/odeint.hpp>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "headspec/random.hpp"
+#include "headspec/theory_diffusion.hpp"
 #include "headspec/theory_engine.hpp"
 
 namespace headspec {
@@ -53,6 +56,45 @@ using RungeKutta4 = odeint::runge_kutta4<OdeState>;
 using Heun = odeint::explicit_generic_rk<2, 2, OdeState>;
 Heun make_heun();
 using Dopri5 = odeint::runge_kutta_dopri5<OdeState>;
+
+/// The stochastic theory's step (docs/model.md §12) as an odeint stepper: the step of the
+/// deterministic stepper `Drift` (Euler, Heun, RK4) for F, plus the Brownian increment
+/// √(dt/D) Σ(x_k)^{1/2} ξ_k taken at the step's start,
+///     x_{k+1} = Φ_dt(x_k) + √(dt/D) Σ(x_k)^{1/2} ξ_k,
+/// ξ_k the normals of stream (seed, Diffusion, lane, k), k = t/dt: step k's noise depends on
+/// (seed, lane, k) and x_k alone, so a resumed run continues bit for bit. With Euler it is
+/// Euler–Maruyama; the weak order is 1 whatever `Drift`, and at D → ∞ it is `Drift` exactly.
+/// `Diffusion` is anything with increment(x, dt, stream, out) (TheoryDiffusion; the tests
+/// also use an Ornstein–Uhlenbeck process whose moments are known).
+template <class Drift, class Diffusion = TheoryDiffusion>
+class StochasticStepper {
+ public:
+  using state_type = OdeState;
+  using deriv_type = OdeState;
+  using value_type = double;
+  using time_type = double;
+  using order_type = unsigned short;
+  using stepper_category = odeint::stepper_tag;
+  static constexpr order_type order() { return 1; }
+
+  StochasticStepper(Drift drift, const Diffusion& diffusion, uint32_t seed, uint32_t lane)
+      : drift_(std::move(drift)), diffusion_(&diffusion), seed_(seed), lane_(lane) {}
+
+  template <class System>
+  void do_step(System system, OdeState& x, double t, double dt) {
+    const auto k = static_cast<uint64_t>(std::llround(t / dt));
+    noise_.resize(x.size());
+    diffusion_->increment(x.data(), dt, StreamId{seed_, Purpose::Diffusion, lane_, k}, noise_.data());
+    drift_.do_step(system, x, t, dt);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] += noise_[i];
+  }
+
+ private:
+  Drift drift_;
+  const Diffusion* diffusion_;
+  uint32_t seed_, lane_;
+  OdeState noise_;
+};
 }  // namespace ode
 
 }  // namespace headspec

@@ -1,6 +1,7 @@
 #pragma once
 // K independent runs of the theory (docs/model.md §6), each from the initial state of a finite-D
 // engine with the same seed: what `headspec theory` and the Python module's `theory` run.
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,6 +36,9 @@ struct TheoryRunsSpec {
   uint32_t seed = 1;
   bool keep_R = false;             ///< keep R(0) and sample the value channel (docs/model.md §7 otherwise)
   bool mc_error = false;           ///< also integrate each Sobol randomisation alone: TheoryResult::mc_error
+  bool sde = false;                ///< the stochastic theory at D = init_D (docs/model.md §12)
+  bool stop_when_specialised = false;
+  double delta = 0.2;              ///< specialisation threshold δ (docs/model.md §10)
 };
 
 /// The factory of the finite-D engine whose initial state (same seed, D) starts the ODE:
@@ -71,6 +75,8 @@ IntegrationSpec theory_integration(const S& o) {
   integration.until_converged = o.until_converged;
   integration.until_error_settled = o.until_error_settled;
   integration.error_window = o.error_window;
+  if (!(std::isfinite(o.delta) && o.delta > 0)) throw ParameterError("delta", fmt::format("must be > 0, got {}", o.delta));
+  integration.stop_when_specialised = o.stop_when_specialised ? o.delta : 0;
   integration.validate(monte_carlo_mode(o.mc_resample));
   return integration;
 }

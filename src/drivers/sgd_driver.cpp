@@ -13,19 +13,6 @@ namespace headspec {
 
 namespace {
 
-// The directions the specialisation stop rule watches: those whose prior mean is zero
-// (along the others every head aligns, docs/model.md §10), less those that `records`
-// already show specialised (a resumed run replays its records through the rule).
-std::vector<int> watched_directions(const ModelSpec& model, double delta, const std::vector<Record>& records) {
-  std::vector<int> watched;
-  if (delta <= 0) return watched;
-  const Eigen::VectorXd mean = model.prior.mean();
-  for (int f = 0; f < model.F(); ++f)
-    if (mean[f] == 0) watched.push_back(f);
-  for (const Record& r : records) std::erase_if(watched, [&](int f) { return head_spread(r.op.M, f) > delta; });
-  return watched;
-}
-
 // One run: continued from its slot if it has one, stepped record by record.
 class SgdRun {
  public:
@@ -122,10 +109,7 @@ class SgdRun {
 
   // The stop rule (sim.stop_when_specialised): true once every watched direction has split.
   bool specialised() {
-    if (watched_.empty()) return false;
-    const Eigen::MatrixXd& M = out_.trajectory.records.back().op.M;
-    std::erase_if(watched_, [&](int f) { return head_spread(M, f) > sim_.stop_when_specialised; });
-    return watched_.empty();
+    return all_specialised(watched_, out_.trajectory.records.back().op.M, sim_.stop_when_specialised);
   }
 
   const EngineFactory& make_;

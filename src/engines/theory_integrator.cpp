@@ -66,6 +66,12 @@ void IntegrationSpec::validate(MonteCarloMode mode) const {
           "--error-window: {} is not a whole multiple of 4 record intervals (--record-every {})", error_window,
           record_every));
   }
+  if (!(std::isfinite(stop_when_specialised) && stop_when_specialised >= 0))
+    throw UsageError(fmt::format("--delta: must be > 0, got {}", stop_when_specialised));
+  if (finite_D > 0 && method == Integrator::Dopri5)
+    throw UsageError("--integrator: dopri5 is not a stepper of the stochastic theory (--sde); use rk4, heun or euler");
+  if (finite_D > 0 && mode == MonteCarloMode::Resample)
+    throw UsageError("--mc-resample: not with --sde (the stochastic theory's drift and Σ use fixed samples)");
   if (mode == MonteCarloMode::Resample && (method == Integrator::RK4 || method == Integrator::Dopri5))
     throw UsageError(fmt::format(
         "--integrator: {} needs a smooth right-hand side; with --mc-resample use euler or heun", to_string(method)));
@@ -187,6 +193,7 @@ class FixedStepObserver {
     if (at_record || derivatives) run_.record(x, t, ev.error);
     if (derivatives) run_.rules.stop(StopRule::Derivatives, t);
     if (at_record && run_.rules.error_settled(t)) run_.rules.stop(StopRule::ErrorSettled, t);
+    if (at_record && run_.rules.specialised(run_.engine.model())) throw StopIntegration{};
   }
 
   // An in-progress slot: the records, and x at the top of step k, k, the evaluations so far.
@@ -239,6 +246,7 @@ void observe_dopri5(TheoryRun& run, const OdeState& x, double t) {
   run.record(x, t, ev.error);
   if (run.rules.derivatives_settled(t, ev)) run.rules.stop(StopRule::Derivatives, t);
   if (run.rules.error_settled(t)) run.rules.stop(StopRule::ErrorSettled, t);
+  if (run.rules.specialised(run.engine.model())) throw StopIntegration{};
 }
 
 // Whether observation time t_obs has been reached by a stepper at t (odeint's rule for a
@@ -358,15 +366,27 @@ class Dopri5Integration {
 
 TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters& initial, const IntegrationSpec& spec,
                               int run_index, const ProgressFn& progress, RunSlots* slots,
-                              const Checkpointing* checkpointing) {
+                              const Checkpointing* checkpointing, uint32_t noise_seed) {
   TheoryRun run(engine, spec, run_index, progress, slots, checkpointing);
   OdeState x(engine.layout().size());
   engine.layout().pack(initial, x.data());
-  switch (spec.method) {
-    case Integrator::Euler: integrate_fixed_step(ode::Euler(), run, x); break;
-    case Integrator::Heun: integrate_fixed_step(ode::make_heun(), run, x); break;
-    case Integrator::RK4: integrate_fixed_step(ode::RungeKutta4(), run, x); break;
-    case Integrator::Dopri5: Dopri5Integration(run, x).run(); break;
+  if (spec.finite_D > 0) {
+    const TheoryDiffusion diffusion(engine.model(), engine.samples_used(), engine.options().seed,
+                                    engine.options().channel, spec.finite_D);
+    auto stochastic = [&](auto drift) { return ode::StochasticStepper(std::move(drift), diffusion, noise_seed, 0); };
+    switch (spec.method) {
+      case Integrator::Euler: integrate_fixed_step(stochastic(ode::Euler()), run, x); break;
+      case Integrator::Heun: integrate_fixed_step(stochastic(ode::make_heun()), run, x); break;
+      case Integrator::RK4: integrate_fixed_step(stochastic(ode::RungeKutta4()), run, x); break;
+      case Integrator::Dopri5: throw UsageError("--integrator: dopri5 is not a stepper of the stochastic theory");
+    }
+  } else {
+    switch (spec.method) {
+      case Integrator::Euler: integrate_fixed_step(ode::Euler(), run, x); break;
+      case Integrator::Heun: integrate_fixed_step(ode::make_heun(), run, x); break;
+      case Integrator::RK4: integrate_fixed_step(ode::RungeKutta4(), run, x); break;
+      case Integrator::Dopri5: Dopri5Integration(run, x).run(); break;
+    }
   }
   run.result.evaluations = run.system.evaluations();
   return std::move(run.result);
@@ -380,7 +400,7 @@ TheoryResult run_theory(const ModelSpec& model, const EngineFactory& initial_eng
   if (mc.channel == ValueChannel::Integrated) initial.R.setZero();  // R ≡ 0 from then on (docs/model.md §7)
   mc.seed = mc_seed.value_or(seed);
   const TheoryEngine engine(model, mc);
-  return integrate_theory(engine, initial, spec, run, progress, slots, checkpointing);
+  return integrate_theory(engine, initial, spec, run, progress, slots, checkpointing, seed);
 }
 
 }  // namespace headspec

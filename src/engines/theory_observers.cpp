@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "headspec/errors.hpp"
+#include "headspec/specialisation.hpp"
 
 namespace headspec {
 
@@ -63,6 +64,17 @@ bool StopRules::derivatives_settled(double t, const TheoryEvaluation& ev) const 
 
 bool StopRules::error_settled(double t) const {
   return testing(t) && headspec::error_settled(result_.trajectory.records, spec_);
+}
+
+bool StopRules::specialised(const ModelSpec& model) {
+  const double delta = spec_.stop_when_specialised;
+  const std::vector<Record>& records = result_.trajectory.records;
+  if (delta <= 0 || records.empty()) return false;
+  if (!watching_) {
+    watched_ = watched_directions(model, delta, std::span(records).first(records.size() - 1));
+    watching_ = true;
+  }
+  return all_specialised(watched_, records.back().op.M, delta);
 }
 
 void StopRules::stop(StopRule rule, double t) {

@@ -44,6 +44,9 @@ class StopRules {
   bool derivatives_settled(double t, const TheoryEvaluation& ev) const;
   /// --until-error-settled on the records so far.
   bool error_settled(double t) const;
+  /// --stop-when-specialised at the newest record: every watched direction has split
+  /// (the watched directions are found at the first test, from the records before it).
+  bool specialised(const ModelSpec& model);
   /// Marks the run converged by `rule` at t and ends it.
   [[noreturn]] void stop(StopRule rule, double t);
   /// Marks the run diverged at t and ends it.
@@ -53,6 +56,8 @@ class StopRules {
   const IntegrationSpec& spec_;
   TheoryResult& result_;
   double last_record_;
+  bool watching_ = false;
+  std::vector<int> watched_;
 };
 
 /// A run's checkpoint slot (docs/checkpoints.md): saved when the clock says so, and on an

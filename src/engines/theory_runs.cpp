@@ -19,7 +19,13 @@ TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : mod
   check_mc_samples(spec.mc);
   initial_engine_ = initial_state_factory(spec.init_engine, model, spec.init_D);
   integration_ = theory_integration(spec);
+  if (spec.sde) {
+    integration_.finite_D = static_cast<double>(spec.init_D);
+    integration_.validate(monte_carlo_mode(spec.mc_resample));
+  }
   mode_ = monte_carlo_mode(spec.mc_resample);
+  if (spec.mc_error && spec.sde)
+    throw ParameterError("mc-error", "not with --sde (its spread would mix the Monte Carlo error with the SGD noise)");
   if (spec.mc_error && spec.mc_method != SamplingMethod::Sobol)
     throw ParameterError("mc-error", "needs --mc-method sobol (the spread of its randomisations)");
 }

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "headspec/command_settings.hpp"
+#include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
 #include "headspec/order_parameters.hpp"
@@ -35,19 +36,19 @@ std::string cell(const std::optional<double>& v) { return v ? fmt::format("{}", 
 }  // namespace
 
 SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
-  theory_ = o.engine == "theory";
+  sde_ = o.engine == "sde";
+  theory_ = o.engine == "theory" || sde_;
   const bool theory = theory_;
   if (!theory) {
     const auto names = sgd_engine_names();
     if (std::find(names.begin(), names.end(), o.engine) == names.end())
-      throw ParameterError("engine", fmt::format("unknown engine '{}' (available: theory, {})", o.engine, fmt::join(names, ", ")));
+      throw ParameterError("engine", fmt::format("unknown engine '{}' (available: theory, sde, {})", o.engine,
+                                                 fmt::join(names, ", ")));
   }
   base_model_ = o.model.to_spec();
   check_horizon(o.T, o.record_every);
   const uint32_t seed = checked_seed(o.seed);
   if (!(std::isfinite(o.delta) && o.delta > 0)) throw ParameterError("delta", fmt::format("must be > 0, got {}", o.delta));
-  if (theory && o.stop_when_specialised)
-    throw ParameterError("stop-when-specialised", "only for the finite-D engines (gram, dense)");
   if (!theory && o.until_converged != 0) throw ParameterError("until-converged", "only for --engine theory");
   if (!theory && o.mc_method != SweepSettings{}.mc_method) throw ParameterError("mc-method", "only for --engine theory");
   if (!theory && o.mc_seed != -1) throw ParameterError("mc-seed", "only for --engine theory");
@@ -64,13 +65,17 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
   if (theory) {
     check_mc_samples(o.mc);
     integration_ = theory_integration(o);
+    if (sde_) {  // each point's own D, checked here at the base D
+      integration_.finite_D = static_cast<double>(o.D);
+      integration_.validate(monte_carlo_mode(o.mc_resample));
+    }
     mc_.samples = o.mc;
     mc_.mode = monte_carlo_mode(o.mc_resample);
     mc_.method = parse_sampling_method(o.mc_method);
     mc_seed_ = checked_mc_seed(o.mc_seed);
   }
 
-  axes_ = parse_grid(o.grid, !theory);
+  axes_ = parse_grid(o.grid, !theory || sde_);
   for (const GridPoint& g : grid_points(axes_, o.model, o.D)) {
     SweepPoint p;
     p.model = g.model.to_spec();
@@ -81,8 +86,11 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
   // The factories keep a reference to their model: made once `points_` no longer moves.
   for (SweepPoint& p : points_) {
     try {
-      p.engine = theory ? initial_state_factory(o.init_engine, p.model, o.init_D)
-                        : sgd_engine_factory(o.engine, p.model, p.D);
+      if (sde_)  // the stochastic theory starts from a draw at its own D
+        p.engine = sgd_engine_factory(o.init_engine, p.model, p.D, EngineParameterNames{"init-engine", "D"});
+      else
+        p.engine = theory ? initial_state_factory(o.init_engine, p.model, o.init_D)
+                          : sgd_engine_factory(o.engine, p.model, p.D);
     } catch (const UsageError& e) {
       std::string where;
       for (std::size_t a = 0; a < axes_.size(); ++a) where += (a ? ";" : "") + axes_[a].key + "=" + p.labels[a];
@@ -101,7 +109,11 @@ bool SweepPlan::stop_rule() const {
 Trajectory SweepPlan::run_task(int task) const {
   const SweepPoint& p = point_of(task);
   const int run = task % settings_.runs;
-  if (theory_) return run_theory(p.model, p.engine, mc_, integration_, sim_.seed, run, mc_seed_).trajectory;
+  if (theory_) {
+    IntegrationSpec integration = integration_;
+    if (sde_) integration.finite_D = static_cast<double>(p.D);
+    return run_theory(p.model, p.engine, mc_, integration, sim_.seed, run, mc_seed_).trajectory;
+  }
   SimulationSpec point_sim = sim_;
   point_sim.D = p.D;
   return run_sgd(p.engine, p.model, point_sim, run);
@@ -140,6 +152,8 @@ std::string SweepPlan::task_key(int task) const {
     if (mc_seed_) key["theory"]["mc_seed"] = *mc_seed_;
     if (o.until_error_settled > 0)
       key["theory"]["until_error_settled"] = {o.until_error_settled, o.error_window};
+    if (o.stop_when_specialised) key["theory"]["stop_when_specialised"] = o.delta;
+    if (sde_) key["D"] = p.D;
   } else {
     key["D"] = p.D;
     key["test_samples"] = sim_.test_samples;
@@ -219,7 +233,7 @@ SweepTable sweep_table(const SweepPlan& plan, const std::vector<Trajectory>& res
   table.value_columns.assign(columns.begin() + 2, columns.end());
   table.F = F;
   table.stop_rule = plan.stop_rule();
-  table.tau_tilde = !plan.theory();
+  table.tau_tilde = !plan.theory() || plan.sde();
 
   std::vector<double> values;
   auto union_row = [&](const Record& r, bool point_learned, const std::vector<std::size_t>& index) {

@@ -260,6 +260,7 @@ TEST(SweepCli, BadGridExitsTwoAndWritesNothing) {
     EXPECT_FALSE(std::filesystem::exists(sum));
   }
   EXPECT_EQ(run_cli("sweep --engine theory --grid 'D=100' --T 1").status, 2);
-  EXPECT_EQ(run_cli("sweep --engine theory --grid 'H=2' --stop-when-specialised --T 1").status, 2);
+  EXPECT_EQ(run_cli("sweep --engine sde --grid 'H=2' --integrator dopri5 --T 1").status, 2);
+  EXPECT_EQ(run_cli("sweep --engine sde --grid 'D=2' --T 1").status, 2);  // below F + 1 + H
   EXPECT_EQ(run_cli("sweep --engine warp --grid 'H=2' --T 1").status, 2);
 }

@@ -1,14 +1,13 @@
 // The asymptotic theory's rates (docs/model.md §6) against the dense engine's mean one-step
 // change from the same state.
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "headspec/dense_engine.hpp"
 #include "headspec/theory_integrator.hpp"
+#include "dense_one_step.hpp"
 #include "theory_states.hpp"
 
 using namespace headspec;
@@ -16,58 +15,19 @@ using namespace headspec::testing;
 
 namespace {
 
-// Keys in R^D with exactly the order parameters op (u_f = √D e_f, v* = √D e_{F+1}, the
-// orthogonal parts on the next H coordinates).
-void set_keys(DenseEngine& engine, const OrderParameters& op) {
-  const int64_t D = engine.D();
-  const int H = op.H(), F = op.F();
-  const double sd = std::sqrt(static_cast<double>(D));
-  const Eigen::MatrixXd chol = Eigen::LLT<Eigen::MatrixXd>(op.orthogonal()).matrixL();
-  auto& k = engine.keys();
-  std::fill(k.begin(), k.end(), 0.0);
-  for (int h = 0; h < H; ++h) {
-    for (int f = 0; f < F; ++f) k[h * D + f] = sd * op.M(h, f);
-    k[h * D + F] = sd * op.R[h];
-    for (int j = 0; j < H; ++j) k[h * D + F + 1 + j] = sd * chol(h, j);
-  }
-  engine.readout() = op.c;
-}
-
 struct MeanAndError {
   std::vector<double> mean, stderr_;
 };
 
 // The mean one-step change × D/B of the dense engine from state op, over `steps` independent
-// steps (step n draws from stream n), in StateLayout order.
+// steps, in StateLayout order.
 MeanAndError dense_one_step(const ModelSpec& m, const OrderParameters& op, int64_t D, int steps) {
-  const StateLayout layout(m.H, m.F(), m.readout == Readout::Learned);
-  DenseEngine engine(m, D, 7);
-  std::vector<double> before(layout.size()), after(layout.size());
-  set_keys(engine, op);
-  layout.pack(engine.order_parameters(), before.data());
-  const std::vector<double> keys = engine.keys();
-  // Steps at D = 2000 are too short to gain from threads.
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(1);
-  std::vector<double> sum(layout.size(), 0.0), sum2(layout.size(), 0.0);
-  const double scale = static_cast<double>(D) / m.batch;  // t advances by B/D per step
-  for (int n = 0; n < steps; ++n) {
-    engine.keys() = keys;
-    engine.readout() = op.c;
-    engine.step(static_cast<uint64_t>(n));
-    layout.pack(engine.order_parameters(), after.data());
-    for (std::size_t i = 0; i < after.size(); ++i) {
-      const double d = (after[i] - before[i]) * scale;
-      sum[i] += d;
-      sum2[i] += d * d;
-    }
-  }
-  omp_set_num_threads(saved);
+  const Eigen::MatrixXd changes = dense_one_step_changes(m, op, D, steps);
   MeanAndError out;
-  for (std::size_t i = 0; i < sum.size(); ++i) {
-    const double mean = sum[i] / steps;
+  for (Eigen::Index i = 0; i < changes.cols(); ++i) {
+    const double mean = changes.col(i).mean();
     out.mean.push_back(mean);
-    out.stderr_.push_back(std::sqrt((sum2[i] / steps - mean * mean) / (steps - 1)));
+    out.stderr_.push_back(std::sqrt((changes.col(i).squaredNorm() / steps - mean * mean) / (steps - 1)));
   }
   return out;
 }

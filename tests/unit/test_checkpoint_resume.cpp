@@ -117,15 +117,18 @@ TEST(CheckpointResume, DenseRunsContinueBitForBit) { check_sgd_engine("dense"); 
 
 TEST(CheckpointResume, GramRunsContinueBitForBit) { check_sgd_engine("gram"); }
 
-TEST(CheckpointResume, TheoryRunsContinueBitForBitWithFixedAndResampledSamples) {
+TEST(CheckpointResume, TheoryRunsContinueBitForBitWithFixedAndResampledSamplesAndTheSde) {
   const ModelSpec m = small_model();
-  for (const std::string integrator : {"rk4", "euler", "dopri5"}) {
-    const bool resample = integrator == "euler";
-    SCOPED_TRACE(integrator + (resample ? " resampled" : " fixed"));
+  // sde-heun: the stochastic theory (docs/model.md §12), whose step k's noise must come back too.
+  for (const std::string name : {"rk4", "euler", "dopri5", "sde-heun"}) {
+    const bool resample = name == "euler", sde = name == "sde-heun";
+    const std::string integrator = sde ? "heun" : name;
+    SCOPED_TRACE(name + (resample ? " resampled" : " fixed"));
     TheoryRunsSpec spec;
     spec.mc = 300;
     spec.integrator = integrator;
     spec.mc_resample = resample;
+    spec.sde = sde;
     spec.dt = 0.1;
     spec.T = 2;
     spec.record_every = 0.5;
