@@ -86,12 +86,43 @@ def test_theory_mc_error_equals_cli(cli):
     assert "mc_error" not in headspec.theory(**kw)
 
 
+def test_theory_sde_equals_cli(cli):
+    """sde=True is `theory --sde` (docs/model.md §12): the same numbers, run by run."""
+    kw = dict(init_D=300, init_engine="gram", L=5, mc=1024, integrator="heun", dt=0.5, T=6, record_every=2, runs=2)
+    res = headspec.theory(sde=True, **kw)
+    table = cli("theory", "--sde", "--init-D", 300, "--init-engine", "gram", "--L", 5, "--mc", 1024, "--integrator",
+                "heun", "--dt", 0.5, "--T", 6, "--record-every", 2, "--runs", 2)
+    assert res["theory"]["sde"] is True
+    np.testing.assert_array_equal(res["run"], table["run"])
+    np.testing.assert_array_equal(res["M"][:, 0, 1], table["M_1_2"])
+    np.testing.assert_array_equal(res["loss"], table["loss"])
+    ode = headspec.theory(**kw)  # the same initial states, without the noise
+    np.testing.assert_array_equal(ode["M"][res["t"] == 0], res["M"][res["t"] == 0])
+    assert np.abs(ode["M"][-1] - res["M"][-1]).max() > 1e-3
+
+
+def test_sweep_sde_gives_tau_tilde_per_D():
+    """sweep(engine="sde") runs the stochastic theory at each grid point's D and, as for the
+    finite-D engines, reports τ̃ = τ / ln D; with the stop rule a run ends once it split."""
+    res = headspec.sweep(engine="sde", grid="D=100,300", L=5, mc=1024, integrator="heun", dt=0.5, T=200,
+                         record_every=1, runs=2, stop_when_specialised=True)
+    summary = res["summary"]
+    assert "tau_tilde_2" in summary
+    tau, tilde, D = (np.asarray(summary[k], dtype=float) for k in ("tau_2", "tau_tilde_2", "D"))
+    np.testing.assert_allclose(tilde, tau / np.log(D))
+    np.testing.assert_array_equal(np.asarray(summary["t"], dtype=float), tau)  # stopped at τ
+
+
 @pytest.mark.parametrize("kw, flag", [(dict(mc=1), "--mc"), (dict(init_engine="x"), "--init-engine"),
                                       (dict(init_D=3), "--init-D"), (dict(dt=0.3, record_every=1), "--record-every"),
                                       (dict(mc_resample=True, integrator="rk4"), "--integrator"),
                                       (dict(runs=0), "--runs"), (dict(T=-1), "--T"),
                                       (dict(mc_method="quasi"), "--mc-method"), (dict(mc_seed=-5), "--mc-seed"),
-                                      (dict(mc_method="plain", mc_error=True), "--mc-error")])
+                                      (dict(mc_method="plain", mc_error=True), "--mc-error"),
+                                      (dict(sde=True, integrator="dopri5"), "--integrator"),
+                                      (dict(sde=True, mc_resample=True, integrator="euler"), "--mc-resample"),
+                                      (dict(sde=True, mc_error=True), "--mc-error"),
+                                      (dict(delta=0), "--delta")])
 def test_theory_errors_raise_value_error_with_cli_message(kw, flag):
     with pytest.raises(ValueError) as raised:
         headspec.theory(**{"mc": 100, "T": 0.1, "dt": 0.05, "record_every": 0.05, **kw})

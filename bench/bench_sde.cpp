@@ -1,0 +1,95 @@
+// Cost of one Fig. 6 run to its specialisation time (flip ν = (2, 2), L = 5, H = 2, softmax,
+// learned readout, η = 1, δ = 0.2): the stochastic theory (docs/model.md §12) against the
+// exact reduced engine (§9) at D = 10^4 and 10^5, and the stochastic theory alone at 10^12,
+// where the reduced engine would take 10^8 times as long. CPU time on one thread, the mean
+// over the same seeds for both, and the ratio gram / SDE printed in one run. Numbers:
+// docs/stochastic-theory.md ("Cost").
+//
+//   bench_sde [runs [N]]   (defaults 3 runs, N = 1024 samples, heun, dt = 0.5)
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "headspec/engines.hpp"
+#include "headspec/specialisation.hpp"
+#include "headspec/theory_runs.hpp"
+
+using namespace headspec;
+
+namespace {
+
+constexpr double kT = 2000, kEvery = 0.5, kDelta = 0.2;
+
+ModelSpec fig6_model() {
+  ModelSpec m;
+  m.L = 5;
+  return m;
+}
+
+struct Timing {
+  double seconds = 0, tau = 0;  // means over the runs
+};
+
+double tau_of(const Trajectory& tr) { return specialisation_times(tr.records, kDelta)[1]; }
+
+Timing gram_runs(const ModelSpec& m, int64_t D, int runs) {
+  SimulationSpec sim;
+  sim.D = D;
+  sim.T = kT;
+  sim.record_every = kEvery;
+  sim.test_samples = 100;
+  sim.stop_when_specialised = kDelta;
+  Timing t;
+  for (int k = 0; k < runs; ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    const Trajectory tr = run_sgd(sgd_engine_factory("gram", m, D), m, sim, k);
+    t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / runs;
+    t.tau += tau_of(tr) / runs;
+  }
+  return t;
+}
+
+Timing sde_runs(const ModelSpec& m, int64_t D, int runs, int64_t N) {
+  TheoryOptions mc;
+  mc.samples = N;
+  mc.method = SamplingMethod::Sobol;
+  IntegrationSpec spec;
+  spec.method = Integrator::Heun;
+  spec.dt = 0.5;
+  spec.T = kT;
+  spec.record_every = kEvery;
+  spec.stop_when_specialised = kDelta;
+  spec.finite_D = static_cast<double>(D);
+  Timing t;
+  for (int k = 0; k < runs; ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    const TheoryResult r = run_theory(m, sgd_engine_factory("gram", m, D), mc, spec, 1, k);
+    t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / runs;
+    t.tau += tau_of(r.trajectory) / runs;
+  }
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int runs = argc > 1 ? std::atoi(argv[1]) : 3;
+  const int64_t N = argc > 2 ? std::atoll(argv[2]) : 1024;
+  omp_set_num_threads(1);
+  const ModelSpec m = fig6_model();
+  std::printf("one run to tau_2 (seeds 1..%d), one thread; SDE: sobol N = %lld, heun dt = 0.5\n", runs,
+              static_cast<long long>(N));
+  std::printf("%8s %12s %10s %12s %10s %10s\n", "D", "gram s/run", "gram tau", "sde s/run", "sde tau", "ratio");
+  for (const int64_t D : {int64_t{10000}, int64_t{100000}}) {
+    const Timing g = gram_runs(m, D, runs), s = sde_runs(m, D, runs, N);
+    std::printf("%8.0e %12.3f %10.1f %12.4f %10.1f %10.1f\n", static_cast<double>(D), g.seconds, g.tau, s.seconds,
+                s.tau, g.seconds / s.seconds);
+  }
+  const Timing far = sde_runs(m, 1000000000000, runs, N);
+  std::printf("%8.0e %12s %10s %12.4f %10.1f %10s\n", 1e12, "-", "-", far.seconds, far.tau, "-");
+  return 0;
+}

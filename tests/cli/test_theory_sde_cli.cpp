@@ -1,0 +1,82 @@
+// `headspec theory --sde` and `sweep --engine sde` (docs/model.md §12, docs/cli.md): the
+// sidecar says which equations ran, --stop-when-specialised ends a run where it split, and
+// what the stochastic theory cannot do is refused with exit status 2 before anything is written.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.hpp"
+#include "csv_columns.hpp"
+
+using namespace headspec::testing;
+
+namespace {
+
+const std::string kSde = "theory --sde --L 5 --mc 1024 --integrator heun --dt 0.5 --init-engine gram ";
+
+}  // namespace
+
+TEST(TheorySdeCli, SidecarNamesTheStochasticTheoryAndItsD) {
+  const auto dir = fresh_dir("sde_sidecar");
+  const auto out = dir / "t.csv";
+  const auto r = run_cli(kSde + "--init-D 500 --T 4 --record-every 2 --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto meta = nlohmann::json::parse(read_file(out.string() + ".json"));
+  EXPECT_EQ(meta["theory"]["sde"], true);
+  EXPECT_EQ(meta["theory"]["init_D"], 500);
+  EXPECT_EQ(parse(read_file(out)).values.size(), 3u);
+}
+
+TEST(TheorySdeCli, StopsWhenSpecialised) {
+  const auto r = run_cli(kSde + "--init-D 100 --T 300 --record-every 1 --stop-when-specialised --delta 0.3");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Rows rows = parse(r.out);
+  const auto& last = rows.values.back();
+  ASSERT_LT(last[rows.column("t")], 300.0);
+  EXPECT_GT(std::abs(last[rows.column("M_1_2")] - last[rows.column("M_2_2")]) / std::sqrt(2.0), 0.3);
+}
+
+TEST(TheorySdeCli, RefusalsNameTheirFlagAndWriteNothing) {
+  const auto dir = fresh_dir("sde_refusals");
+  const auto out = dir / "t.csv";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--integrator dopri5", "--integrator"},
+      {"--integrator heun --mc-resample", "--mc-resample"},
+      {"--integrator heun --mc-error", "--mc-error"},
+      {"--integrator heun --init-D 3", "--init-D"},
+      {"--integrator heun --stop-when-specialised --delta 0", "--delta"},
+  };
+  for (const auto& [flags, flag] : cases) {
+    const auto r = run_cli("theory --sde --L 5 --mc 1024 --dt 0.5 --T 2 --record-every 1 " + flags + " --out " +
+                           out.string());
+    EXPECT_EQ(r.status, 2) << flags;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << flags << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << flags;
+  }
+}
+
+// sweep --engine sde: D is a grid key, and the summary has τ̃ = τ / ln D as for gram.
+TEST(TheorySdeCli, SweepEngineSdeRunsEachPointAtItsD) {
+  const auto dir = fresh_dir("sde_sweep");
+  const auto out = dir / "s.csv", summary = dir / "sum.csv";
+  const auto r = run_cli("sweep --engine sde --grid 'D=100,1000' --L 5 --mc 1024 --integrator heun --dt 0.5 --T 4 "
+                         "--init-engine gram "
+                         "--record-every 2 --runs 2 --out " + out.string() + " --summary " + summary.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Rows s = parse(read_file(summary));
+  ASSERT_EQ(s.values.size(), 4u);
+  EXPECT_NO_THROW(s.column("tau_tilde_2"));
+  // The point at D = 100 has 10 times the noise variance of D = 1000: its runs differ more
+  // from the ODE's, which both points share (the same seeds, initial states drawn at each D).
+  const auto theory = run_cli("theory --L 5 --mc 1024 --integrator heun --dt 0.5 --T 4 --record-every 2 --runs 2 "
+                              "--init-engine gram --init-D 100");
+  const auto sde = run_cli(kSde + "--init-D 100 --T 4 --record-every 2 --runs 2");
+  ASSERT_EQ(theory.status, 0);
+  const Rows a = parse(sde.out), b = parse(theory.out), sw = parse(read_file(out));
+  EXPECT_EQ(a.values[2][a.column("M_1_2")], sw.values[2][sw.column("M_1_2")]);  // sweep point D = 100, run 0
+  EXPECT_NE(a.values[2][a.column("M_1_2")], b.values[2][b.column("M_1_2")]);
+}
