@@ -151,7 +151,8 @@ const ParameterTable<TheorySettings>& theory_parameters() {
                      "the same from scrambled Sobol points (docs/model.md §6)",
                      kShowDefault, g),
         parameter<S>("mc-seed", &S::mc_seed,
-                     "seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k)",
+                     "seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k; with --sde "
+                     "every run uses those of --seed)",
                      kShowDefault, g),
         parameter<S>("mc-error", &S::mc_error,
                      "sobol: also integrate each of the 8 randomisations alone and add the columns loss_se, "
@@ -180,6 +181,10 @@ const ParameterTable<TheorySettings>& theory_parameters() {
                      "the stochastic theory of SGD at D = --init-D: each step adds the Brownian increment of "
                      "covariance Σ dt/D (docs/model.md §12); rk4, heun or euler",
                      0, g),
+        parameter<S>("init-seed", &S::init_seed,
+                     "seed of the initial state, the same for every run (-1: run k uses --seed + k); with --sde, "
+                     "runs from one initial state with independent noise",
+                     kShowDefault, g),
         parameter<S>("stop-when-specialised", &S::stop_when_specialised,
                      "stop a run at the first record at which every direction of prior mean zero has specialised", 0,
                      g),
@@ -293,7 +298,8 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
         parameter<S>("mc", &W::mc, "theory: Monte Carlo samples per evaluation", kShowDefault, "theory"),
         parameter<S>("mc-resample", &W::mc_resample, "theory: fresh samples at every step", 0),
         parameter<S>("mc-method", &W::mc_method, "theory: plain | symmetric | sobol (docs/model.md §6)", kShowDefault, "theory"),
-        parameter<S>("mc-seed", &W::mc_seed, "theory: seed of the Monte Carlo samples (-1: run k uses --seed + k)",
+        parameter<S>("mc-seed", &W::mc_seed,
+                     "theory, sde: seed of the Monte Carlo samples (-1: run k uses --seed + k; sde: --seed for every run)",
                      kShowDefault, "theory"),
         parameter<S>("integrator", &W::integrator, "theory: rk4 | dopri5 | euler | heun", 0),
         parameter<S>("dt", &W::dt, "theory: time step", kShowDefault, "theory"),

@@ -37,6 +37,7 @@ struct TheoryRunsSpec {
   bool keep_R = false;             ///< keep R(0) and sample the value channel (docs/model.md §7 otherwise)
   bool mc_error = false;           ///< also integrate each Sobol randomisation alone: TheoryResult::mc_error
   bool sde = false;                ///< the stochastic theory at D = init_D (docs/model.md §12)
+  std::optional<uint32_t> init_seed;  ///< --init-seed: every run's initial state; absent: run k uses seed + k
   bool stop_when_specialised = false;
   double delta = 0.2;              ///< specialisation threshold δ (docs/model.md §10)
 };
@@ -54,6 +55,14 @@ inline std::optional<uint32_t> checked_mc_seed(int64_t mc_seed) {
   if (mc_seed < 0 || mc_seed > 0xFFFFFFFFLL)
     throw ParameterError("mc-seed", fmt::format("must be in [0, 2^32) (or -1: --seed + k), got {}", mc_seed));
   return static_cast<uint32_t>(mc_seed);
+}
+
+/// --init-seed: absent (−1) or a seed in [0, 2^32); throws ParameterError naming it.
+inline std::optional<uint32_t> checked_init_seed(int64_t init_seed) {
+  if (init_seed == -1) return std::nullopt;
+  if (init_seed < 0 || init_seed > 0xFFFFFFFFLL)
+    throw ParameterError("init-seed", fmt::format("must be in [0, 2^32) (or -1: --seed + k), got {}", init_seed));
+  return static_cast<uint32_t>(init_seed);
 }
 
 /// --mc in [2, 2^32); throws ParameterError naming it.

@@ -27,6 +27,7 @@ class Figure:
         self.commands = []
         self.reused = []
         self.parameters = {}
+        self.sde_runs = 0  # figures 1, 9, 10: runs of the stochastic theory for its band (`figure --sde-runs`)
         self.started = time.time()
         os.makedirs(out_dir, exist_ok=True)
 

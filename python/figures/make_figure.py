@@ -1,4 +1,4 @@
-"""Computes and draws one figure of the seed paper: make_figure.py N [--quick] [--out-dir DIR] --binary PATH."""
+"""Computes and draws one figure of the seed paper: make_figure.py N [--quick] [--out-dir DIR] [--sde-runs K] --binary PATH."""
 import argparse
 import importlib
 import os
@@ -17,12 +17,14 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true")
     p.add_argument("--out-dir", default="figures")
     p.add_argument("--binary", required=True)
+    p.add_argument("--sde-runs", type=int, default=0)
     a = p.parse_args(argv)
     if a.number not in AVAILABLE:
         sys.stderr.write(f"headspec: error: figure: no figure {a.number} (available: {sorted(AVAILABLE)})\n")
         return 2
     module = importlib.import_module(AVAILABLE[a.number])
     f = Figure(a.number, a.binary, a.out_dir, a.quick)
+    f.sde_runs = a.sde_runs
     module.make(f)
     print(f.path(".png"))
     return 0

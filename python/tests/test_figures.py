@@ -79,3 +79,27 @@ def test_bad_simulation_engine_is_bad_input(tmp_path):
     assert res.returncode == 2
     assert res.stderr.strip() == "headspec: error: figure: HEADSPEC_FIGURE_ENGINE must be gram or dense, got 'sparse'"
     assert not list(tmp_path.iterdir())
+
+
+def test_figure_one_with_the_stochastic_theorys_band(tmp_path):
+    """`figure 1 --sde-runs K`: K runs of `theory --sde` from the simulation's initial state
+    (--init-seed 1) with independent noise, drawn as a band; recorded with the figure."""
+    res = subprocess.run([BINARY, "figure", "1", "--quick", "--sde-runs", "2", "--out-dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    meta = json.loads((tmp_path / "fig1.json").read_text())
+    assert meta["parameters"]["sde_runs"] == 2
+    assert any("--sde" in c.split() and "--init-seed" in c.split() for c in meta["commands"])
+    with open(tmp_path / "fig1_sde.csv") as f:
+        header = f.readline().strip().split(",")
+        runs = {line.split(",")[header.index("run")] for line in f}
+    assert runs == {"0", "1"}
+
+
+@pytest.mark.parametrize("args", [["2", "--sde-runs", "3"], ["1", "--sde-runs", "-1"]])
+def test_sde_runs_refused_where_no_band_is_drawn(args, tmp_path):
+    res = subprocess.run([BINARY, "figure", *args, "--out-dir", str(tmp_path)], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "--sde-runs" in res.stderr
+    assert not list(tmp_path.iterdir())

@@ -18,6 +18,9 @@ TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : mod
   check_runs(spec.seed, spec.runs);
   check_mc_samples(spec.mc);
   initial_engine_ = initial_state_factory(spec.init_engine, model, spec.init_D);
+  if (spec.init_seed) {  // every run from the one draw of --init-seed (its noise and samples still seed + k)
+    initial_engine_ = [draw = initial_engine_, seed = *spec.init_seed](uint32_t) { return draw(seed); };
+  }
   integration_ = theory_integration(spec);
   if (spec.sde) {
     integration_.finite_D = static_cast<double>(spec.init_D);
@@ -79,6 +82,11 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
   mc.mode = mode_;
   mc.method = spec_.mc_method;
   mc.channel = spec_.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
+  // The stochastic theory's runs are realisations of one process, whose drift and Σ must be one
+  // function of the state: every run takes the samples of --seed unless --mc-seed names
+  // others (docs/model.md §12). With samples per run, their Monte Carlo error would add a
+  // spread over runs that SGD does not have.
+  const std::optional<uint32_t> samples_seed = spec_.mc_seed || !spec_.sde ? spec_.mc_seed : spec_.seed;
   RunSlots slots(checkpointing, "theory", spec_.runs);
   std::vector<TheoryResult> results(static_cast<std::size_t>(spec_.runs));
   bool interrupted = false;
@@ -91,7 +99,7 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
         continue;
       }
     }
-    r = run_theory(model_, initial_engine_, mc, integration_, spec_.seed, k, spec_.mc_seed, progress, &slots,
+    r = run_theory(model_, initial_engine_, mc, integration_, spec_.seed, k, samples_seed, progress, &slots,
                    checkpointing);
     if (spec_.mc_error && !r.trajectory.interrupted) r.mc_error = randomisation_errors(mc, k, r);
     if (checkpointing == nullptr) continue;

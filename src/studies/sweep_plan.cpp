@@ -73,6 +73,7 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
     mc_.mode = monte_carlo_mode(o.mc_resample);
     mc_.method = parse_sampling_method(o.mc_method);
     mc_seed_ = checked_mc_seed(o.mc_seed);
+    if (sde_ && !mc_seed_) mc_seed_ = seed;  // one drift and Σ for every run (docs/model.md §12)
   }
 
   axes_ = parse_grid(o.grid, !theory || sde_);

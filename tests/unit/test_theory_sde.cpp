@@ -143,17 +143,33 @@ TEST(TheorySde, SameBitsWhateverTheThreadCount) {
   EXPECT_EQ(one, two);
 }
 
-// Run k's noise, like its initial state, is that of seed + k.
+// Run k's noise, like its initial state, is that of seed + k; its samples those of --mc-seed.
 TEST(TheorySde, RunKIsRunZeroOfSeedPlusK) {
   const ModelSpec m = fig6_model();
   TheoryRunsSpec spec = sde_spec(1000);
   spec.runs = 2;
+  spec.mc_seed = 7;
   const auto both = TheoryRuns(m, spec).run();
   spec.runs = 1;
   spec.seed = 2;
   const auto second = TheoryRuns(m, spec).run();
   EXPECT_NE(final_state(both[0]), final_state(both[1]));
   EXPECT_EQ(final_state(both[1]), final_state(second[0]));
+}
+
+// Without --mc-seed every run of the stochastic theory takes the samples of --seed: one drift
+// and one Σ, so that their Monte Carlo error is not a spread over runs (docs/model.md §12).
+TEST(TheorySde, RunsShareTheSamplesOfSeed) {
+  const ModelSpec m = fig6_model();
+  TheoryRunsSpec spec = sde_spec(1000);
+  spec.runs = 2;
+  spec.seed = 3;
+  const auto shared = TheoryRuns(m, spec).run();
+  spec.mc_seed = 3;
+  const auto named = TheoryRuns(m, spec).run();
+  EXPECT_EQ(final_state(shared[1]), final_state(named[1]));
+  spec.mc_seed = 4;  // run 1's own seed: other samples, other numbers
+  EXPECT_NE(final_state(TheoryRuns(m, spec).run()[1]), final_state(shared[1]));
 }
 
 // With the value channel integrated out (R ≡ 0, docs/model.md §7) Σ has no R rows: R stays 0.
@@ -187,4 +203,24 @@ TEST(TheorySde, RefusesWhatItCannotDo) {
   spec = sde_spec(1000);
   spec.mc_error = true;
   EXPECT_THROW(TheoryRuns(m, spec), UsageError);
+}
+
+// --init-seed: every run starts from the one draw of that seed; with --sde the runs then
+// differ by their noise alone (and their samples, seed + k).
+TEST(TheorySde, InitSeedGivesEveryRunTheSameInitialState) {
+  TheoryRunsSpec spec = sde_spec(1000);
+  spec.runs = 3;
+  spec.seed = 50;
+  spec.init_seed = 4;
+  const auto runs = TheoryRuns(fig6_model(), spec).run();
+  spec.runs = 1;
+  spec.seed = 4;
+  spec.init_seed.reset();
+  const auto own = TheoryRuns(fig6_model(), spec).run();
+  for (const auto& r : runs) {
+    EXPECT_EQ(r.trajectory.records.front().op.M, own[0].trajectory.records.front().op.M);
+    EXPECT_EQ(r.trajectory.records.front().op.Q, own[0].trajectory.records.front().op.Q);
+  }
+  EXPECT_NE(final_state(runs[0]), final_state(runs[1]));
+  EXPECT_NE(final_state(runs[1]), final_state(runs[2]));
 }
