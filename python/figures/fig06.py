@@ -1,53 +1,88 @@
 """Fig. 6: specialisation time τ^s of the flipping direction (docs/model.md §10, δ = 0.2) and τ̃^s = τ^s / ln D:
-mean and variance over runs against D. Gram engine (exact in distribution at any D, docs/model.md §9), flip
-ν = (2, 2), L = 5, H = 2, softmax, learned readout, η = 1; each run stops once it has specialised."""
+mean, median and variance over runs against D. Gram engine (exact in distribution at any D, docs/model.md §9)
+where it is affordable, and the stochastic theory (docs/model.md §12, `sweep --engine sde`) across twelve decades,
+D = 10^2 … 10^12; flip ν = (2, 2), L = 5, H = 2, softmax, learned readout, η = 1; each run stops once it has
+specialised."""
 import matplotlib.pyplot as plt
 import numpy as np
 
 from common import read_csv
 
+MODEL = ["--prior", "flip", "--nu", "2,2", "--L", 5, "--H", 2, "--activation", "softmax"]
+
 
 def stats(x):
-    """Mean and unbiased variance of the finite entries (runs that specialised by T)."""
-    x = x[np.isfinite(x)]
-    return (x.mean() if len(x) else np.nan), (x.var(ddof=1) if len(x) > 1 else np.nan), len(x)
+    """Mean, unbiased variance and count of the finite entries (runs that specialised by T), and the
+    median over all runs with the censored ones counted as +∞ (NaN unless more than half specialised)."""
+    done = x[np.isfinite(x)]
+    median = np.median(np.where(np.isfinite(x), x, np.inf)) if len(done) > len(x) / 2 else np.nan
+    return ((done.mean() if len(done) else np.nan), (done.var(ddof=1) if len(done) > 1 else np.nan), len(done),
+            median)
 
 
-def make(f):
-    # Full: the study of docs/results.md "Specialisation time (seed Fig. 6)", as one sweep: 100 runs
-    # per D at D = 10^2 … 10^5, T = 800 (0–2 % censored there; T = 300 censored many runs at D ≥ 10^4).
-    Ds, runs, T = ([30, 100, 300], 12, 200) if f.quick else ([100, 1000, 10000, 100000], 100, 800)
-    f.parameters = {"engine": "gram", "prior": "flip", "nu": [2, 2], "L": 5, "H": 2, "activation": "softmax",
-                    "readout": "learned", "lr": 1, "delta": 0.2, "T": T, "record_every": 0.25, "test_samples": 50,
-                    "runs_per_D": runs, "D": Ds, "seed": 1, "stop_when_specialised": True}
-    summary_path = f.path(".summary.csv")
-    f.run("sweep", "--engine", "gram", "--prior", "flip", "--nu", "2,2", "--L", 5, "--H", 2, "--activation", "softmax",
-          "--T", T, "--record-every", 0.25, "--test-samples", 50, "--delta", 0.2, "--stop-when-specialised",
-          "--runs", runs, "--seed", 1, "--grid", "D=" + ",".join(map(str, Ds)), "--summary", summary_path,
-          "--out", f.path("_rows.csv"))
-    summary = read_csv(summary_path)
+def per_D(summary, Ds):
     rows = []
     for D in Ds:
         keep = summary["D"] == D
-        m, v, n = stats(summary["tau_2"][keep])
-        mt, vt, _ = stats(summary["tau_tilde_2"][keep])
+        m, v, n, med = stats(summary["tau_2"][keep])
+        mt, vt, _, medt = stats(summary["tau_tilde_2"][keep])
         rows.append({"D": D, "runs": int(keep.sum()), "specialised": n, "mean_tau": m, "var_tau": v,
-                     "mean_tau_tilde": mt, "var_tau_tilde": vt})
-    f.parameters["per_D"] = [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()}
-                             for r in rows]
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
-    D = np.array(Ds, dtype=float)
-    for ax, key, label in zip(axes, ["mean_tau", "var_tau", "mean_tau_tilde", "var_tau_tilde"],
-                              [r"mean $\tau^s$", r"var $\tau^s$", r"mean $\tilde\tau^s = \tau^s/\ln D$",
-                               r"var $\tilde\tau^s$"]):
-        ax.plot(D, [r[key] for r in rows], "o-")
+                     "median_tau": med, "mean_tau_tilde": mt, "var_tau_tilde": vt, "median_tau_tilde": medt})
+    return rows
+
+
+def clean(rows):
+    return [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()} for r in rows]
+
+
+def make(f):
+    # Gram: the study of docs/results.md "Specialisation time (seed Fig. 6)", 100 runs per D at D = 10^2 … 10^5,
+    # T = 800 (0–2 % censored there). SDE: its cost does not depend on D, so D = 10^2 … 10^12; its drift and Σ
+    # from one fixed set of Sobol samples shared by every run (docs/model.md §12), heun at dt = 0.5 (the step of
+    # its records, so τ is resolved to 0.5); T = 4000 leaves room for τ ≈ 1400 at 10^12.
+    if f.quick:
+        Ds, runs, T = [30, 100, 300], 12, 200
+        sde_Ds, sde_runs, sde_T, mc = [100, 10 ** 6, 10 ** 12], 6, 3000, 2048
+    else:
+        Ds, runs, T = [100, 1000, 10000, 100000], 100, 800
+        sde_Ds, sde_runs, sde_T, mc = [10 ** k for k in range(2, 13)], 100, 4000, 8192
+    f.parameters = {"engine": "gram", "prior": "flip", "nu": [2, 2], "L": 5, "H": 2, "activation": "softmax",
+                    "readout": "learned", "lr": 1, "delta": 0.2, "T": T, "record_every": 0.25, "test_samples": 50,
+                    "runs_per_D": runs, "D": Ds, "seed": 1, "stop_when_specialised": True,
+                    "sde": {"D": sde_Ds, "runs_per_D": sde_runs, "T": sde_T, "mc": mc, "integrator": "heun", "dt": 0.5,
+                            "seed": 100001, "init_engine": "gram"}}
+    summary_path = f.path(".summary.csv")
+    f.run("sweep", "--engine", "gram", *MODEL, "--T", T, "--record-every", 0.25, "--test-samples", 50, "--delta", 0.2,
+          "--stop-when-specialised", "--runs", runs, "--seed", 1, "--grid", "D=" + ",".join(map(str, Ds)),
+          "--summary", summary_path, "--out", f.path("_rows.csv"))
+    sde_summary_path = f.path("_sde.summary.csv")
+    f.run("sweep", "--engine", "sde", *MODEL, "--T", sde_T, "--record-every", 0.5, "--dt", 0.5, "--integrator", "heun",
+          "--mc", mc, "--init-engine", "gram", "--delta", 0.2, "--stop-when-specialised", "--runs", sde_runs,
+          "--seed", 100001, "--grid", "D=" + ",".join(map(str, sde_Ds)), "--summary", sde_summary_path,
+          "--out", f.path("_sde_rows.csv"))
+    rows = per_D(read_csv(summary_path), Ds)
+    sde_rows = per_D(read_csv(sde_summary_path), sde_Ds)
+    f.parameters["per_D"] = clean(rows)
+    f.parameters["sde"]["per_D"] = clean(sde_rows)
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
+    panels = [("mean_tau", "median_tau", r"mean (—) and median (- -) $\tau^s$"), ("var_tau", None, r"var $\tau^s$"),
+              ("mean_tau_tilde", "median_tau_tilde", r"mean, median $\tilde\tau^s = \tau^s/\ln D$"),
+              ("var_tau_tilde", None, r"var $\tilde\tau^s$")]
+    for ax, (key, median_key, label) in zip(axes, panels):
+        for table, style, name in ((rows, "ko", "gram"), (sde_rows, "C0s", "SDE")):
+            D = np.array([r["D"] for r in table], dtype=float)
+            ax.plot(D, [r[key] for r in table], style + "-", ms=4, label=name)
+            if median_key:
+                ax.plot(D, [r[median_key] for r in table], style[:-1] + "--", lw=1)
         ax.set_xscale("log")
         ax.set_xlabel("D")
         ax.set_ylabel(label)
-    for r in rows:
-        axes[0].annotate(f"{r['specialised']}/{r['runs']}", (r["D"], r["mean_tau"]), fontsize=7,
+    axes[0].legend(fontsize=8)
+    for r in rows + sde_rows:
+        axes[0].annotate(f"{r['specialised']}/{r['runs']}", (r["D"], r["mean_tau"]), fontsize=6,
                          textcoords="offset points", xytext=(3, -10))
-    fig.suptitle(f"Fig. 6: specialisation of the flipping direction, gram engine, flip ν=(2,2), L=5, H=2, softmax, "
-                 f"δ=0.2, T={T} (k/n: runs specialised by T; censored runs not counted)", fontsize=9)
+    fig.suptitle(f"Fig. 6: specialisation of the flipping direction, flip ν=(2,2), L=5, H=2, softmax, δ=0.2; gram "
+                 f"engine ({runs} runs per D, T={T}) and stochastic theory ({sde_runs} runs per D, N={mc}, T={sde_T}); "
+                 f"k/n: runs specialised by T (censored runs not in means and variances)", fontsize=8)
     fig.tight_layout()
     f.save(fig)
