@@ -142,13 +142,17 @@ GrowthCheck growth_check(const ModelSpec& model, const LinearisationSpec& spec, 
 /// swap-odd sector is the one direction v = (M_12 − M_22)/√2, so to linear order a spread s
 /// obeys ds/dt = a(t) s with a(t) = vᵀ ∂G/∂x(x(t)) v at the symmetric state x(t) of time t,
 /// and s(t) = s(0) exp ∫₀ᵗ a. a(∞) is λ⁺ at the fixed point.
+/// The finite-D noise of the spread (docs/model.md §12) is there too: σ²(t) = vᵀ Σ(x(t)) v, so
+/// that at D a spread obeys ds = a s dt + σ D^{-1/2} dW.
 struct SpreadGrowth {
   std::vector<double> t, rate, log_growth;  ///< a(t) and ∫₀ᵗ a (trapezoid over the records)
+  std::vector<double> split_diffusion;      ///< σ²(t) = vᵀ Σ(x(t)) v
   std::vector<OrderParameters> state;       ///< x(t)
 };
 
 /// x(t) from the D → ∞ initial state (RK4, step spec.dt, spec.mc samples), a(t) by central
-/// differences of step spec.fd_step every record_every, up to T.
+/// differences of step spec.fd_step and σ²(t) from spec.mc plain samples (TheoryDiffusion) every
+/// record_every, up to T.
 SpreadGrowth spread_growth_along(const ModelSpec& model, const LinearisationSpec& spec, int direction, double T,
                                  double record_every);
 

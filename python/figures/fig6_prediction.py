@@ -11,6 +11,12 @@ Prediction (H = 2, linear in the spread s = ‖M_{:,2} − mean‖, no SGD noise
 (docs/model.md §4), s(t) = s(0) e^{ℓ(t)}, so τ^s(D, z) is the first t with ℓ(t) ≥ ln(δ √D / (|z| √q0)). Its median
 over z uses |z| = 0.6745; its mean and variance are taken over z by quadrature. At large D, τ^s → ∞ and
 a(t) → λ⁺, so τ^s = τ_0 + ln D/(2λ⁺) − ln|z|/λ⁺ and Var τ^s → π²/(8 λ⁺²).
+
+With the finite-D noise (docs/model.md §12; when the --along file has `split_diffusion`, σ²(t) = vᵀ Σ v along
+the trajectory): to linear order ds = a s dt + σ D^{-1/2} dW for the signed spread, so
+s(t) = e^{ℓ(t)} (s(0) + D^{-1/2} ∫₀ᵗ e^{−ℓ} σ dW), a Gaussian of variance e^{2ℓ(t)} (q0 + V(t))/D with
+V(t) = ∫₀ᵗ e^{−2ℓ} σ² dt': the same law as without noise with ℓ(t) replaced by ℓ(t) + ½ ln(1 + V(t)/q0).
+The noise moves τ^s earlier by about ln(1 + V(∞)/q0)/(2λ⁺) at every D and leaves its spread as it is.
 """
 import argparse
 import json
@@ -64,6 +70,18 @@ def predicted(t, ell, D, delta, q0, z_scale=1.0):
     return med, taus.mean(), taus.var()
 
 
+def with_noise(t, rate, ell, sigma2, t_max, q0):
+    """ℓ(t) + ½ ln(1 + V(t)/q0), V(t) = ∫₀ᵗ e^{−2ℓ} σ² (trapezoid over the records, then, past t_max, with
+    σ² and the growth rate held at their last values)."""
+    n = len(sigma2)
+    w = np.exp(-2 * ell[:n]) * np.asarray(sigma2)
+    V = np.concatenate([[0.0], np.cumsum(0.5 * (w[1:] + w[:-1]) * np.diff(t[:n]))])
+    a_last = rate[-1]
+    tail = w[-1] * (1 - np.exp(-2 * a_last * (t[n:] - t_max))) / (2 * a_last)
+    V = np.concatenate([V, V[-1] + tail])
+    return ell + 0.5 * np.log1p(V / q0)
+
+
 def erfinv(y):
     """Inverse error function by Newton's method on math.erf (numpy has none; scipy is not required)."""
     from math import erf, exp, pi, sqrt
@@ -100,8 +118,13 @@ def main():
         # the runs with small |z|, and D beyond what t_max reaches).
         t_max = t[-1]
         t_ext = np.arange(1, 20001) * (t[1] - t[0]) + t_max
-        curves.append((f"N = {j['settings']['mc']}, seed {j['seed']}", np.concatenate([t, t_ext]),
-                       rate, np.concatenate([ell, ell[-1] + rate[-1] * (t_ext - t_max)]), t_max))
+        label = f"N = {j['settings']['mc']}, seed {j['seed']}"
+        t_all = np.concatenate([t, t_ext])
+        ell_all = np.concatenate([ell, ell[-1] + rate[-1] * (t_ext - t_max)])
+        curves.append((label, t_all, rate, ell_all, t_max))
+        if "split_diffusion" in along:
+            curves.append((label + " + finite-D noise", t_all, rate,
+                           with_noise(t_all, rate, ell_all, along["split_diffusion"], t_max, a.q0), t_max))
     lams = [json.load(open(f))["lambda_plus_over_seeds"]["mean"] for f in a.linearise]
     lam = float(np.mean(lams))
 
@@ -135,7 +158,8 @@ def main():
 
     ax = axes[1]
     for k, (label, t, rate, ell, t_max) in enumerate(curves):
-        ax.plot(t[: len(rate)], rate, f"C{k}-", label=f"a(t), {label}")
+        if not label.endswith("noise"):  # the noise changes ℓ's offset, not a(t)
+            ax.plot(t[: len(rate)], rate, f"C{k}-", label=f"a(t), {label}")
     ax.axhline(lam, color="C3", ls=":", label=f"λ⁺ at the fixed point = {lam:.4f}")
     for m in meas:
         if np.isfinite(m["median"]):

@@ -9,6 +9,7 @@
 #include "headspec/errors.hpp"
 #include "headspec/specialisation.hpp"
 #include "headspec/study_checks.hpp"
+#include "headspec/theory_diffusion.hpp"
 #include "headspec/theory_ode.hpp"
 
 namespace headspec {
@@ -446,6 +447,7 @@ SpreadGrowth spread_growth_along(const ModelSpec& model, const LinearisationSpec
   lay.pack(op0, x.data());
   const std::size_t i1 = lay.m_index(0, direction), i2 = lay.m_index(1, direction);
   const double h = spec.fd_step / std::sqrt(2.0);
+  const TheoryDiffusion diffusion(model, spec.mc, spec.seed, ValueChannel::Integrated, 1.0);
   SpreadGrowth out;
   const int64_t records = static_cast<int64_t>(std::floor(T / record_every + 1e-9));
   for (int64_t r = 0;; ++r) {
@@ -460,6 +462,8 @@ SpreadGrowth spread_growth_along(const ModelSpec& model, const LinearisationSpec
     out.log_growth.push_back(r == 0 ? 0.0 : out.log_growth.back() + 0.5 * (out.rate.back() + a) * record_every);
     out.t.push_back(t);
     out.rate.push_back(a);
+    const Eigen::MatrixXd sigma = diffusion.covariance(x.data());  // vᵀ Σ v, v = (e_1 − e_2)/√2
+    out.split_diffusion.push_back(0.5 * (sigma(i1, i1) + sigma(i2, i2) - 2 * sigma(i1, i2)));
     out.state.push_back(lay.unpack(x.data(), theory.engine().fixed_readout()));
     if (r == records) break;
     for (int64_t k = 0; k < per_record; ++k) {

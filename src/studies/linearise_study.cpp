@@ -142,7 +142,8 @@ nlohmann::json seed_json(const LineariseSettings& o, const ModelSpec& model, con
   }
   if (o.along > 0) {
     const SpreadGrowth a = spread_growth_along(model, s, r.direction, o.along, o.along_every);
-    nlohmann::json ja = {{"t", a.t}, {"rate", a.rate}, {"log_growth", a.log_growth}};
+    nlohmann::json ja = {
+        {"t", a.t}, {"rate", a.rate}, {"log_growth", a.log_growth}, {"split_diffusion", a.split_diffusion}};
     for (const auto& op : a.state) {
       ja["M_1_1"].push_back(op.M(0, 0));
       ja["Q_1_1"].push_back(op.Q(0, 0));

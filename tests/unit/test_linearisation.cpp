@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "headspec/linearisation.hpp"
+#include "headspec/theory_diffusion.hpp"
 
 namespace headspec {
 namespace {
@@ -99,4 +100,29 @@ TEST(Linearisation, EigenvalueMatchesGrowthRateOfTheSpread) {
 }
 
 }  // namespace
+}  // namespace headspec
+
+namespace headspec {
+
+// docs/model.md §12: the spread's noise along the plateau is vᵀ Σ v at the recorded state,
+// v = (e_M12 − e_M22)/√2, positive; its growth rate a(t) is the symmetrised theory's.
+TEST(Linearisation, AlongGivesTheSpreadsDiffusionAtEachRecordedState) {
+  const ModelSpec m = fig6_model();
+  LinearisationSpec spec;
+  spec.mc = 4096;
+  spec.dt = 1;
+  const SpreadGrowth along = spread_growth_along(m, spec, 1, 20, 10);
+  ASSERT_EQ(along.split_diffusion.size(), 3u);
+  const TheoryDiffusion diffusion(m, spec.mc, spec.seed, ValueChannel::Integrated, 1.0);
+  const StateLayout layout(m.H, m.F(), true);
+  for (std::size_t r = 0; r < along.state.size(); ++r) {
+    std::vector<double> x(layout.size());
+    layout.pack(along.state[r], x.data());
+    const Eigen::MatrixXd sigma = diffusion.covariance(x.data());
+    const auto i = static_cast<Eigen::Index>(layout.m_index(0, 1)), j = static_cast<Eigen::Index>(layout.m_index(1, 1));
+    EXPECT_DOUBLE_EQ(along.split_diffusion[r], 0.5 * (sigma(i, i) + sigma(j, j) - 2 * sigma(i, j)));
+    EXPECT_GT(along.split_diffusion[r], 0.0);
+  }
+}
+
 }  // namespace headspec
