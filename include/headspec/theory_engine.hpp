@@ -137,6 +137,9 @@ class TheoryEngine {
   // Samples of batch b (AttentionKernelBatch::kLanes of them), one per lane; aos is
   // scratch for sample_width() numbers per lane.
   void draw_batch(int64_t b, uint64_t draw, double* aos, Lanes* soa) const;
+  // The samples of batch b: the stored ones (Fixed mode, when they fit), else drawn for `draw`
+  // into soa (aos its scratch).
+  const Lanes* batch_samples(int64_t b, uint64_t draw, double* aos, Lanes* soa) const;
 
   ModelSpec model_;
   TheoryOptions options_;

@@ -48,13 +48,7 @@ void TheoryEngine::rate_covariance(const OrderParameters& op, Eigen::MatrixXd& c
       std::fill(acc.begin(), acc.end(), Lanes::Zero());
       const int64_t n_end = std::min(N, (b + 1) * kBlock);
       for (int64_t n0 = b * kBlock; n0 < n_end; n0 += kLanes) {
-        const int64_t batch = n0 / kLanes;
-        const Lanes* z = buf.soa.data();
-        if (stored)
-          z = stored_.data() + batch * batch_width_;
-        else
-          draw_batch(batch, 0, buf.aos.data(), buf.soa.data());
-        lane_rates(path, in.k, z, width, buf);
+        lane_rates(path, in.k, batch_samples(n0 / kLanes, 0, buf.aos.data(), buf.soa.data()), width, buf);
         add_products(buf.rates, n, N - n0, acc);
       }
       double* block_sums = sums.data() + b * sums_width;

@@ -89,6 +89,12 @@ void TheoryEngine::draw_batch(int64_t b, uint64_t draw, double* aos, Lanes* soa)
   }
 }
 
+const TheoryEngine::Lanes* TheoryEngine::batch_samples(int64_t b, uint64_t draw, double* aos, Lanes* soa) const {
+  if (!stored_.empty() && options_.mode == MonteCarloMode::Fixed) return stored_.data() + b * batch_width_;
+  draw_batch(b, options_.mode == MonteCarloMode::Fixed ? 0 : draw, aos, soa);
+  return soa;
+}
+
 int64_t TheoryEngine::samples_used() const { return symmetric_ ? symmetric_->samples() : options_.samples; }
 
 int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& options) {
@@ -123,12 +129,7 @@ void TheoryEngine::evaluate_plain(const OrderParameters& op, uint64_t draw, Theo
       std::fill(buf.acc_sq.begin(), buf.acc_sq.end(), Lanes::Zero());
       const int64_t n_end = std::min(N, (b + 1) * kBlock);
       for (int64_t n0 = b * kBlock; n0 < n_end; n0 += kLanes) {
-        const int64_t batch = n0 / kLanes;
-        const Lanes* z = buf.soa.data();
-        if (stored)
-          z = stored_.data() + batch * batch_width_;
-        else
-          draw_batch(batch, options_.mode == MonteCarloMode::Fixed ? 0 : draw, buf.aos.data(), buf.soa.data());
+        const Lanes* z = batch_samples(n0 / kLanes, draw, buf.aos.data(), buf.soa.data());
         batch_rates(path, in.k, z, N - n0, width, buf);
       }
       add_block(buf, width, sums.data() + b * width, squares.data() + b * width);

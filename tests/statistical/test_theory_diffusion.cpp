@@ -14,15 +14,7 @@ using namespace headspec::testing;
 
 namespace {
 
-struct DiffusionCase {
-  Activation activation;
-  bool with_R;
-  int batch;
-  double noise;
-  bool gauss_sum = false;  // gauss prior ν = (8, 2) with a fixed readout c_h = 1
-};
-
-class TheoryDiffusionCovariance : public ::testing::TestWithParam<DiffusionCase> {};
+class TheoryDiffusionCovariance : public ::testing::TestWithParam<OneStepCase> {};
 
 }  // namespace
 
@@ -34,13 +26,7 @@ class TheoryDiffusionCovariance : public ::testing::TestWithParam<DiffusionCase>
 // (the theory's samples have the law of the dense engine's), hence the factor √(1 + steps/N).
 TEST_P(TheoryDiffusionCovariance, SigmaEqualsTheCovarianceOfDenseStepsTimesD) {
   const auto p = GetParam();
-  ModelSpec m = model_with(p.activation);
-  m.batch = p.batch;
-  m.noise = p.noise;
-  if (p.gauss_sum) {
-    m.prior = Prior::gauss(Eigen::Vector2d(8.0, 2.0));
-    m.readout = Readout::Sum;
-  }
+  const ModelSpec m = model_of(p);
   const OrderParameters op = test_state(m, p.with_R);
   const int steps = 12000;
   const int64_t N = 200000;
@@ -66,14 +52,10 @@ TEST_P(TheoryDiffusionCovariance, SigmaEqualsTheCovarianceOfDenseStepsTimesD) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Activations, TheoryDiffusionCovariance,
-                         ::testing::Values(DiffusionCase{Activation::Softmax, false, 1, 0.0},
-                                           DiffusionCase{Activation::Softmax, true, 1, 0.0},
-                                           DiffusionCase{Activation::BayesSoftmax, false, 1, 0.0},
-                                           DiffusionCase{Activation::Sigmoid, true, 2, 0.3},
-                                           DiffusionCase{Activation::Softmax1, false, 4, 0.5},
-                                           DiffusionCase{Activation::Softmax, false, 1, 0.0, true}),
-                         [](const auto& info) {
-                           return std::string(to_string(info.param.activation)) + (info.param.with_R ? "_R" : "") +
-                                  "_B" + std::to_string(info.param.batch) +
-                                  (info.param.noise > 0 ? "_noise" : "") + (info.param.gauss_sum ? "_gauss_sum" : "");
-                         });
+                         ::testing::Values(OneStepCase{Activation::Softmax, false, 1, 0.0},
+                                           OneStepCase{Activation::Softmax, true, 1, 0.0},
+                                           OneStepCase{Activation::BayesSoftmax, false, 1, 0.0},
+                                           OneStepCase{Activation::Sigmoid, true, 2, 0.3},
+                                           OneStepCase{Activation::Softmax1, false, 4, 0.5},
+                                           OneStepCase{Activation::Softmax, false, 1, 0.0, true}),
+                         [](const auto& info) { return name_of(info.param); });

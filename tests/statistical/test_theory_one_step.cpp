@@ -37,25 +37,11 @@ MeanAndError dense_one_step(const ModelSpec& m, const OrderParameters& op, int64
 // docs/model.md §6: the rates are the mean change of one SGD step × D/B. At finite D the law of
 // one sample's projections given the keys is exact (§5), so the only difference is
 // O(1/D) in the SGD-noise term; the tolerance is 4 standard errors of the difference.
-struct OneStepCase {
-  Activation activation;
-  bool with_R;  // R ≠ 0: the general path (g sampled)
-  int batch;
-  double noise;
-  bool gauss_sum = false;  // gauss prior ν = (8, 2) with a fixed readout c_h = 1
-};
-
 class TheoryOneStep : public ::testing::TestWithParam<OneStepCase> {};
 
 TEST_P(TheoryOneStep, RateEqualsMeanDenseStepTimesD) {
   const auto p = GetParam();
-  ModelSpec m = model_with(p.activation);
-  m.batch = p.batch;
-  m.noise = p.noise;
-  if (p.gauss_sum) {
-    m.prior = Prior::gauss(Eigen::Vector2d(8.0, 2.0));
-    m.readout = Readout::Sum;
-  }
+  const ModelSpec m = model_of(p);
   const OrderParameters op = test_state(m, p.with_R);
   const MeanAndError dense = dense_one_step(m, op, 2000, 12000 / p.batch);
   TheoryOptions o;
@@ -85,8 +71,4 @@ INSTANTIATE_TEST_SUITE_P(Activations, TheoryOneStep,
                                            OneStepCase{Activation::Softmax, true, 1, 0.0},
                                            OneStepCase{Activation::Softmax1, false, 4, 0.5},
                                            OneStepCase{Activation::Softmax, false, 1, 0.0, true}),
-                         [](const auto& info) {
-                           return std::string(to_string(info.param.activation)) + (info.param.with_R ? "_R" : "") +
-                                  "_B" + std::to_string(info.param.batch) +
-                                  (info.param.noise > 0 ? "_noise" : "") + (info.param.gauss_sum ? "_gauss_sum" : "");
-                         });
+                         [](const auto& info) { return name_of(info.param); });

@@ -5,12 +5,39 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "headspec/dense_engine.hpp"
 #include "headspec/theory_engine.hpp"
+#include "theory_states.hpp"
 
 namespace headspec::testing {
+
+// One case of the one-step comparisons: activation, R ≠ 0 (the general path), batch, noise.
+struct OneStepCase {
+  Activation activation;
+  bool with_R;
+  int batch;
+  double noise;
+  bool gauss_sum = false;  // gauss prior ν = (8, 2) with a fixed readout c_h = 1
+};
+
+inline ModelSpec model_of(const OneStepCase& p) {
+  ModelSpec m = model_with(p.activation);
+  m.batch = p.batch;
+  m.noise = p.noise;
+  if (p.gauss_sum) {
+    m.prior = Prior::gauss(Eigen::Vector2d(8.0, 2.0));
+    m.readout = Readout::Sum;
+  }
+  return m;
+}
+
+inline std::string name_of(const OneStepCase& p) {
+  return std::string(to_string(p.activation)) + (p.with_R ? "_R" : "") + "_B" + std::to_string(p.batch) +
+         (p.noise > 0 ? "_noise" : "") + (p.gauss_sum ? "_gauss_sum" : "");
+}
 
 // Keys in R^D with exactly the order parameters op (u_f = √D e_f, v* = √D e_{F+1}, the
 // orthogonal parts on the next H coordinates).
