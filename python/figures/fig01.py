@@ -19,11 +19,14 @@ def band(ax, table, column, colour, label=None):
 
 def sde_band(f, engine, D, mc, dt, T, rec, model, seed, suffix=""):
     """f.sde_runs runs of the stochastic theory (docs/model.md §12) at D from the simulation's own
-    initial state (--init-seed), with independent noise (seeds 1001…); None without --sde-runs."""
+    initial state (--init-seed) with the ODE's samples (--mc-seed: the ODE's run draws those of
+    `seed`, so the band is the noise around the line's own drift) and independent noise (seeds
+    1001…); None without --sde-runs."""
     if f.sde_runs <= 0:
         return None
     f.parameters["sde_runs"] = f.sde_runs
-    return f.run("theory", "--sde", "--init-engine", engine, "--init-D", D, "--init-seed", seed, "--seed", 1001,
+    return f.run("theory", "--sde", "--init-engine", engine, "--init-D", D, "--init-seed", seed, "--mc-seed", seed,
+                 "--seed", 1001,
                  "--runs", f.sde_runs, "--mc", mc, "--dt", dt, "--T", T, "--record-every", rec, *model,
                  "--out", f.path(f"{suffix}_sde.csv"))
 
@@ -84,7 +87,7 @@ def make(f):
     # The ODE starts from the simulation's own initial state (same engine, D and seed).
     theory = f.run("theory", "--init-engine", engine, "--init-D", D, "--mc", mc, "--dt", dt, "--T", T,
                    "--record-every", 2, *MODEL, "--seed", 1, "--out", f.path("_theory.csv"))
-    sde = sde_band(f, engine, D, mc // 4, dt, T, 2, MODEL, 1)
+    sde = sde_band(f, engine, D, mc, dt, T, 2, MODEL, 1)
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
     panels(f, axes, theory, sim, title=f"D = {D} ({engine})", sde=sde)
     fig.suptitle("Fig. 1: theory (lines) vs SGD (dots); flip ν=(2,2), L=10, H=2, softmax, η=1", fontsize=10)

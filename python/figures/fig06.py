@@ -55,7 +55,7 @@ def make(f):
     f.run("sweep", "--engine", "gram", *MODEL, "--T", T, "--record-every", 0.25, "--test-samples", 50, "--delta", 0.2,
           "--stop-when-specialised", "--runs", runs, "--seed", 1, "--grid", "D=" + ",".join(map(str, Ds)),
           "--summary", summary_path, "--out", f.path("_rows.csv"))
-    sde_summary_path = f.path("_sde.summary.csv")
+    sde_summary_path = f.path(".sde.summary.csv")
     f.run("sweep", "--engine", "sde", *MODEL, "--T", sde_T, "--record-every", 0.5, "--dt", 0.5, "--integrator", "heun",
           "--mc", mc, "--init-engine", "gram", "--delta", 0.2, "--stop-when-specialised", "--runs", sde_runs,
           "--seed", 100001, "--grid", "D=" + ",".join(map(str, sde_Ds)), "--summary", sde_summary_path,
