@@ -70,12 +70,13 @@ inline void check_mc_samples(int64_t mc) {
   if (mc < 2 || mc > 0xFFFFFFFFLL) throw ParameterError("mc", fmt::format("must be in [2, 2^32), got {}", mc));
 }
 
-/// The integration that the theory flags of `theory` and `sweep --engine theory` ask for
+/// The integration that the theory flags of `theory` and `sweep --engine theory|sde` ask for
 /// (docs/cli.md): the integrator named or its default (rk4; euler with --mc-resample), the
-/// step, horizon, records and stop rules, checked for the Monte Carlo mode; throws
-/// ParameterError naming the flag. `S` is either command's settings.
+/// step, horizon, records and stop rules, and with finite_D > 0 the stochastic theory at that D
+/// (docs/model.md §12), checked for the Monte Carlo mode; throws ParameterError naming the
+/// flag. `S` is either command's settings.
 template <class S>
-IntegrationSpec theory_integration(const S& o) {
+IntegrationSpec theory_integration(const S& o, double finite_D = 0) {
   IntegrationSpec integration;
   integration.method = parse_integrator(o.integrator.empty() ? (o.mc_resample ? "euler" : "rk4") : o.integrator);
   integration.dt = o.dt;
@@ -86,8 +87,18 @@ IntegrationSpec theory_integration(const S& o) {
   integration.error_window = o.error_window;
   if (!(std::isfinite(o.delta) && o.delta > 0)) throw ParameterError("delta", fmt::format("must be > 0, got {}", o.delta));
   integration.stop_when_specialised = o.stop_when_specialised ? o.delta : 0;
+  integration.finite_D = finite_D;
   integration.validate(monte_carlo_mode(o.mc_resample));
   return integration;
+}
+
+/// The Monte Carlo seed of every run: --mc-seed if given; else, for the stochastic theory,
+/// `seed` for all runs (its runs are realisations of one process, whose drift and Σ must be one
+/// function of the state, docs/model.md §12: samples per run would add their Monte Carlo
+/// error as a spread over runs that SGD does not have); else none (run k uses seed + k).
+inline std::optional<uint32_t> runs_samples_seed(std::optional<uint32_t> mc_seed, bool sde, uint32_t seed) {
+  if (mc_seed || !sde) return mc_seed;
+  return seed;
 }
 
 class TheoryRuns {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "headspec/checkpoint.hpp"
@@ -370,23 +371,25 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
   TheoryRun run(engine, spec, run_index, progress, slots, checkpointing);
   OdeState x(engine.layout().size());
   engine.layout().pack(initial, x.data());
-  if (spec.finite_D > 0) {
-    const TheoryDiffusion diffusion(engine.model(), engine.samples_used(), engine.options().seed,
-                                    engine.options().channel, spec.finite_D);
-    auto stochastic = [&](auto drift) { return ode::StochasticStepper(std::move(drift), diffusion, noise_seed, 0); };
-    switch (spec.method) {
-      case Integrator::Euler: integrate_fixed_step(stochastic(ode::Euler()), run, x); break;
-      case Integrator::Heun: integrate_fixed_step(stochastic(ode::make_heun()), run, x); break;
-      case Integrator::RK4: integrate_fixed_step(stochastic(ode::RungeKutta4()), run, x); break;
-      case Integrator::Dopri5: throw UsageError("--integrator: dopri5 is not a stepper of the stochastic theory");
-    }
-  } else {
-    switch (spec.method) {
-      case Integrator::Euler: integrate_fixed_step(ode::Euler(), run, x); break;
-      case Integrator::Heun: integrate_fixed_step(ode::make_heun(), run, x); break;
-      case Integrator::RK4: integrate_fixed_step(ode::RungeKutta4(), run, x); break;
-      case Integrator::Dopri5: Dopri5Integration(run, x).run(); break;
-    }
+  // The stochastic theory (spec.finite_D > 0): the fixed-step stepper with the Brownian increment added.
+  std::optional<TheoryDiffusion> diffusion;
+  if (spec.finite_D > 0)
+    diffusion.emplace(engine.model(), engine.samples_used(), engine.options().seed, engine.options().channel,
+                      spec.finite_D);
+  auto fixed_step = [&](auto drift) {
+    if (diffusion)
+      integrate_fixed_step(ode::StochasticStepper(std::move(drift), *diffusion, noise_seed, 0), run, x);
+    else
+      integrate_fixed_step(std::move(drift), run, x);
+  };
+  switch (spec.method) {
+    case Integrator::Euler: fixed_step(ode::Euler()); break;
+    case Integrator::Heun: fixed_step(ode::make_heun()); break;
+    case Integrator::RK4: fixed_step(ode::RungeKutta4()); break;
+    case Integrator::Dopri5:
+      if (diffusion) throw UsageError("--integrator: dopri5 is not a stepper of the stochastic theory");
+      Dopri5Integration(run, x).run();
+      break;
   }
   run.result.evaluations = run.system.evaluations();
   return std::move(run.result);

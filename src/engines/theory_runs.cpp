@@ -21,11 +21,7 @@ TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : mod
   if (spec.init_seed) {  // every run from the one draw of --init-seed (its noise and samples still seed + k)
     initial_engine_ = [draw = initial_engine_, seed = *spec.init_seed](uint32_t) { return draw(seed); };
   }
-  integration_ = theory_integration(spec);
-  if (spec.sde) {
-    integration_.finite_D = static_cast<double>(spec.init_D);
-    integration_.validate(monte_carlo_mode(spec.mc_resample));
-  }
+  integration_ = theory_integration(spec, spec.sde ? static_cast<double>(spec.init_D) : 0.0);
   mode_ = monte_carlo_mode(spec.mc_resample);
   if (spec.mc_error && spec.sde)
     throw ParameterError("mc-error", "not with --sde (its spread would mix the Monte Carlo error with the SGD noise)");
@@ -82,11 +78,7 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
   mc.mode = mode_;
   mc.method = spec_.mc_method;
   mc.channel = spec_.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
-  // The stochastic theory's runs are realisations of one process, whose drift and Σ must be one
-  // function of the state: every run takes the samples of --seed unless --mc-seed names
-  // others (docs/model.md §12). With samples per run, their Monte Carlo error would add a
-  // spread over runs that SGD does not have.
-  const std::optional<uint32_t> samples_seed = spec_.mc_seed || !spec_.sde ? spec_.mc_seed : spec_.seed;
+  const std::optional<uint32_t> samples_seed = runs_samples_seed(spec_.mc_seed, spec_.sde, spec_.seed);
   RunSlots slots(checkpointing, "theory", spec_.runs);
   std::vector<TheoryResult> results(static_cast<std::size_t>(spec_.runs));
   bool interrupted = false;

@@ -64,16 +64,12 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
 
   if (theory) {
     check_mc_samples(o.mc);
-    integration_ = theory_integration(o);
-    if (sde_) {  // each point's own D, checked here at the base D
-      integration_.finite_D = static_cast<double>(o.D);
-      integration_.validate(monte_carlo_mode(o.mc_resample));
-    }
+    // sde: checked here at the base D; each point runs at its own (run_task).
+    integration_ = theory_integration(o, sde_ ? static_cast<double>(o.D) : 0.0);
     mc_.samples = o.mc;
     mc_.mode = monte_carlo_mode(o.mc_resample);
     mc_.method = parse_sampling_method(o.mc_method);
-    mc_seed_ = checked_mc_seed(o.mc_seed);
-    if (sde_ && !mc_seed_) mc_seed_ = seed;  // one drift and Σ for every run (docs/model.md §12)
+    mc_seed_ = runs_samples_seed(checked_mc_seed(o.mc_seed), sde_, seed);
   }
 
   axes_ = parse_grid(o.grid, !theory || sde_);
