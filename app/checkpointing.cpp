@@ -2,37 +2,15 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
+#include "signals.hpp"
 
 namespace headspec::app {
-namespace {
-
-// Set by the handler, read by the drivers between steps: a lock-free atomic store is
-// async-signal-safe, nothing else is done in the handler.
-std::atomic<bool> g_interrupt{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-extern "C" void on_interrupt(int) { g_interrupt.store(true, std::memory_order_relaxed); }
-
-void install_handler() {
-  struct sigaction sa {};
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  // A second SIGINT or SIGTERM takes the default action: kills at once.
-  sa.sa_flags = SA_RESETHAND;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-}
-
-}  // namespace
-
 CliCheckpointing::CliCheckpointing(const CheckpointOptions& o, nlohmann::json params)
     : o_(o), params_(std::move(params)) {
   if (!(std::isfinite(o_.checkpoint_every) && o_.checkpoint_every >= 0))
@@ -40,13 +18,19 @@ CliCheckpointing::CliCheckpointing(const CheckpointOptions& o, nlohmann::json pa
   if (o_.checkpoint.empty()) o_.checkpoint = o_.resume;
   if (o_.checkpoint_every > 0 && o_.checkpoint.empty()) throw UsageError("--checkpoint-every: needs --checkpoint FILE");
   if (o_.checkpoint.empty()) return;
-  check_output_path(o_.checkpoint, "--checkpoint");
   if (!o_.resume.empty()) c_.resume = decode_checkpoint(o_.resume, params_);
   c_.every = o_.checkpoint_every;
-  c_.interrupt = &g_interrupt;
-  c_.save = [this](const std::string& state) { write_file_atomic(o_.checkpoint, encode_checkpoint(params_, state)); };
+  c_.interrupt = request_graceful_stop();
+  c_.save = [this](const std::string& state) {
+    write_file_atomic(o_.checkpoint, encode_checkpoint(params_, state));
+    wrote_ = true;
+  };
   active_ = true;
-  install_handler();
+}
+
+void CliCheckpointing::declare(RunFiles& files) const {
+  files.output("--checkpoint", o_.checkpoint);
+  if (o_.resume != o_.checkpoint) files.input("--resume", o_.resume);
 }
 
 void CliCheckpointing::annotate(nlohmann::json& sidecar) const {
@@ -54,7 +38,11 @@ void CliCheckpointing::annotate(nlohmann::json& sidecar) const {
 }
 
 void CliCheckpointing::completed() const {
-  if (active_) std::remove(o_.checkpoint.c_str());
+  // Only our own checkpoint goes: one this run wrote or resumed from, and only if the file
+  // still is a checkpoint (docs/checkpoints.md). A --checkpoint naming some other file that
+  // was never written is left alone.
+  const bool ours = wrote_ || (!o_.resume.empty() && o_.resume == o_.checkpoint);
+  if (active_ && ours && is_checkpoint_file(o_.checkpoint)) std::remove(o_.checkpoint.c_str());
 }
 
 int CliCheckpointing::interrupted() const {

@@ -1,13 +1,14 @@
 #pragma once
 // --checkpoint, --checkpoint-every and --resume for simulate, theory and mnist
 // (docs/checkpoints.md): the flags, the checks of a checkpoint against the flags, the
-// SIGINT/SIGTERM handler and the atomic writes.
+// graceful stop on SIGINT/SIGTERM (app/signals.hpp) and the atomic writes.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "headspec/checkpoint.hpp"
 #include "headspec/command_settings.hpp"
+#include "headspec/run_files.hpp"
 
 namespace headspec::app {
 
@@ -26,6 +27,8 @@ class CliCheckpointing {
   CliCheckpointing(const CliCheckpointing&) = delete;
   CliCheckpointing& operator=(const CliCheckpointing&) = delete;
 
+  /// Declares --checkpoint as an output and --resume (when it is another file) as an input.
+  void declare(RunFiles& files) const;
   /// What the driver takes; null when neither --checkpoint nor --resume was given.
   const Checkpointing* driver() const { return active_ ? &c_ : nullptr; }
   bool resumed() const { return !o_.resume.empty(); }
@@ -42,6 +45,7 @@ class CliCheckpointing {
   nlohmann::json params_;
   Checkpointing c_;
   bool active_ = false;
+  mutable bool wrote_ = false;  ///< a checkpoint was written by this run (set by c_.save)
 };
 
 }  // namespace headspec::app

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "budgets.hpp"
 #include "commands.hpp"
 #include "headspec/bayes.hpp"
 #include "headspec/errors.hpp"
@@ -16,6 +17,7 @@ namespace {
 int run_bayes(const BayesSettings& o, bool check_only) {
   const ModelSpec model = o.to_spec();
   o.check();
+  check_budget(bayes_budget(o, model), o);
   if (check_only) return 0;
   nlohmann::json out = provenance();
   out["command"] = "bayes";
@@ -34,7 +36,7 @@ int run_bayes(const BayesSettings& o, bool check_only) {
     out["samples"] = o.samples;
     out["seed"] = o.seed;
   }
-  std::cout << out.dump() << "\n";
+  write_stdout(out.dump() + "\n");
   return 0;
 }
 

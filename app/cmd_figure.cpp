@@ -2,14 +2,19 @@
 // seed paper. The figure scripts (python/figures/) call this binary for the numbers and
 // matplotlib for the drawing.
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
 #include "commands.hpp"
 #include "headspec/errors.hpp"
+#include "options.hpp"
+#include "signals.hpp"
 
 namespace headspec::app {
 namespace {
@@ -25,6 +30,32 @@ std::string self_path() {
   std::error_code ec;
   const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string("headspec") : p.string();
+}
+
+// Runs the figure's Python driver and waits for it. SIGINT, SIGTERM and SIGHUP are sent on
+// to it (it sends them on to its own headspec children), so that stopping `figure` stops
+// everything it started; a driver that died of a signal is reported as that signal (128 + n).
+int run_driver(const std::string& python, std::vector<char*>& argv) {
+  // Blocked from the fork until the parent forwards them: none is lost in between.
+  sigset_t stop, old;
+  sigemptyset(&stop);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop, sig);
+  sigprocmask(SIG_BLOCK, &stop, &old);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    execv(python.c_str(), argv.data());
+    _exit(127);
+  }
+  if (pid > 0) forward_signals_to(pid);
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  if (pid < 0) throw std::runtime_error(fmt::format("figure: cannot start {}: {}", python, std::strerror(errno)));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  forward_signals_to(0);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 int run_figure(const FigureOptions& o, bool check_only) {
@@ -43,6 +74,9 @@ int run_figure(const FigureOptions& o, bool check_only) {
     throw UsageError(fmt::format("figure: the figure scripts are missing ({})", script));
   if (::access(python.c_str(), X_OK) != 0)
     throw UsageError(fmt::format("figure: {} not found; run scripts/setup", python));
+  std::error_code ec;
+  if (std::filesystem::exists(o.out_dir, ec) && !std::filesystem::is_directory(o.out_dir, ec))
+    throw UsageError(fmt::format("--out-dir: '{}' is not a folder", o.out_dir));
   if (check_only) return 0;
   std::vector<std::string> args{python, script, std::to_string(o.number), "--out-dir", o.out_dir, "--binary",
                                 self_path()};
@@ -54,14 +88,7 @@ int run_figure(const FigureOptions& o, bool check_only) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execv(python.c_str(), argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  return run_driver(python, argv);
 }
 
 }  // namespace
@@ -69,12 +96,13 @@ int run_figure(const FigureOptions& o, bool check_only) {
 Command add_figure_command(CLI::App& app) {
   auto opts = std::make_shared<FigureOptions>();
   CLI::App* sub = app.add_subcommand("figure", "compute and draw figure N of the seed paper (CSV, JSON, PNG, SVG)");
-  sub->add_option("N", opts->number, "figure number, 1 … 14")->required();
+  sub->add_option("N", opts->number, "figure number, 1 … 14")->required()->transform(decimal_text<int>("N"));
   sub->add_flag("--quick", opts->quick, "reduced size (well under a minute on 2 cores)");
   sub->add_option("--out-dir", opts->out_dir, "output folder")->capture_default_str();
   sub->add_option("--sde-runs", opts->sde_runs,
                   "figures 1, 9, 10: also the mean ± sd over K runs of the stochastic theory at the simulation's D "
-                  "from its initial state (docs/model.md §12)");
+                  "from its initial state (docs/model.md §12)")
+      ->transform(decimal_text<int>("sde-runs"));
   return {sub, [opts](const std::vector<std::string>&, bool check_only) { return run_figure(*opts, check_only); }};
 }
 

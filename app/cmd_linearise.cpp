@@ -15,7 +15,7 @@ namespace {
 
 int run_linearise(const LineariseSettings& o, const std::vector<std::string>& argv, bool check_only) {
   const LineariseStudy study = prepare_linearise(o);
-  if (!o.out.empty()) check_output_path(o.out, "--out");
+  run_files(o.out, o.prior, /*sidecar=*/false).check();  // the JSON is the output
   if (check_only) return 0;
 
   nlohmann::json out = provenance();
@@ -23,8 +23,8 @@ int run_linearise(const LineariseSettings& o, const std::vector<std::string>& ar
   out["argv"] = argv;
   out.update(run_linearise_study(o, study).document);
   const std::string text = out.dump(2) + "\n";
-  if (o.out.empty())
-    std::cout << text << std::flush;
+  if (to_stdout(o.out))
+    write_stdout(text);
   else
     write_file_atomic(o.out, text);
   if (!out["fixed_point"]["settled"].get<bool>())

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "checkpointing.hpp"
+#include "budgets.hpp"
 #include "commands.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
@@ -88,30 +89,38 @@ nlohmann::json mnist_sidecar(const MnistSettings& o, const nlohmann::json& param
 }
 
 // --tau and --keys, when asked for.
-void write_extras(const MnistSettings& o, const ModelSpec& model, const std::vector<MnistRun>& runs) {
+std::vector<ExtraOutput> extras(const MnistSettings& o, const ModelSpec& model, const std::vector<MnistRun>& runs) {
+  std::vector<ExtraOutput> files;
   if (!o.tau.empty()) {
     std::string csv = "run,direction,digit,tau\n";
     for (std::size_t k = 0; k < runs.size(); ++k)
       for (int c = 0; c < kMnistClasses; ++c) csv += fmt::format("{},{},{},{}\n", k, c + 1, c, runs[k].tau[c]);
-    write_file_atomic(o.tau, csv);
+    files.push_back({"tau", o.tau, std::move(csv)});
   }
   if (!o.keys.empty())
-    write_png(o.keys, render_tiles(runs.front().keys, model.H, kMnistSide, std::min(model.H, 5)));
+    files.push_back(
+        {"keys", o.keys, encode_png(render_tiles(runs.front().keys, model.H, kMnistSide, std::min(model.H, 5)))});
+  return files;
 }
 
 int run_mnist_command(const MnistSettings& o, const std::vector<std::string>& argv, bool check_only) {
   // Everything is checked, and the data loaded, before anything runs or is written.
   ModelSpec model;
   const MnistStudySpec spec = o.study(model);
-  check_out(o.out);
-  if (!o.keys.empty()) check_output_path(o.keys, "--keys");
-  if (!o.tau.empty()) check_output_path(o.tau, "--tau");
-  if (check_only) return 0;  // before the digits are read: that is I/O, not a flag check
+  check_budget(mnist_budget(o, model), o);
+  RunFiles files = run_files(o.out, o.prior);
+  files.output("--keys", o.keys).output("--tau", o.tau);
+  if (check_only) {
+    files.check();
+    return 0;  // before the digits are read: that is I/O, not a flag check
+  }
 
   const MnistDigits digits = load_mnist(o.data);
   const MnistTask task = MnistTask::build(digits, split_mnist(digits, o.train_fraction, static_cast<uint32_t>(o.split_seed)));
   const nlohmann::json params = mnist_params(o, model, spec, digits, task);
   const CliCheckpointing checkpointing(o, params);
+  checkpointing.declare(files);
+  files.check();
 
   Progress progress("mnist", static_cast<double>(o.runs) * (spec.sim.records() + 1));
   std::atomic<long long> done{0};
@@ -126,9 +135,8 @@ int run_mnist_command(const MnistSettings& o, const std::vector<std::string>& ar
     trajectories.push_back(&r.trajectory);
   }
   nlohmann::json meta = mnist_sidecar(o, params, argv, checkpointing, model, runs);
-  return finish_sgd_command(
-      o.out, trajectories, model, kMnistClasses, meta, [&] { write_extras(o, model, runs); },
-      [&] { checkpointing.completed(); });
+  return finish_sgd_command(o.out, trajectories, model, kMnistClasses, meta, extras(o, model, runs),
+                            [&] { checkpointing.completed(); });
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "checkpointing.hpp"
+#include "budgets.hpp"
 #include "commands.hpp"
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
@@ -39,11 +40,14 @@ nlohmann::json simulate_sidecar(const nlohmann::json& params, const std::vector<
 int run_simulate(const SimulateSettings& o, const std::vector<std::string>& argv, bool check_only) {
   // Everything is checked before anything runs or is written.
   const ModelSpec model = o.to_spec();
-  check_out(o.out);
+  RunFiles files = run_files(o.out, o.prior);
   const SimulationSpec sim = o.simulation();
+  check_budget(simulate_budget(o, model), o);
   const EngineFactory factory = sgd_engine_factory(o.engine, model, o.D);
   const nlohmann::json params = simulate_params(o, model);
   const CliCheckpointing checkpointing(o, params);
+  checkpointing.declare(files);
+  files.check();
   if (check_only) return 0;
 
   Progress progress("simulate", static_cast<double>(o.runs) * (sim.records() + 1));

@@ -10,7 +10,9 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <tuple>
 
+#include "budgets.hpp"
 #include "commands.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
@@ -35,8 +37,11 @@ std::string usage_line(std::string message) {
 // rank 0 (`writes`) checks and creates what it alone writes: --out, --summary and --work-dir.
 std::unique_ptr<SweepPlan> prepare(const SweepOptions& o, bool writes) {
   auto plan = std::make_unique<SweepPlan>(o);
-  if (writes && !o.out.empty()) check_output_path(o.out, "--out");
-  if (writes && !o.summary.empty()) check_output_path(o.summary, "--summary");
+  const SweepPoint* largest = &plan->points().front();  // the largest D, then the most heads
+  for (const auto& p : plan->points())
+    if (std::tie(p.D, p.model.H, p.model.L) > std::tie(largest->D, largest->model.H, largest->model.L)) largest = &p;
+  check_budget(sweep_budget(o, largest->model, static_cast<double>(largest->D), plan->tasks()), o);
+  if (writes) run_files(o.out, o.model.prior).output("--summary", o.summary).folder("--work-dir", o.work_dir).check();
 
   // Last, as it creates the folder: nothing is made when another flag is wrong.
   if (writes && !o.work_dir.empty()) {
@@ -62,11 +67,12 @@ int write_results(const SweepOptions& o, const std::vector<std::string>& argv, c
                   const std::vector<Trajectory>& results) {
   const SweepTable table = sweep_table(plan, results);
   const nlohmann::json meta = sweep_sidecar(plan, table, argv);
-  if (!o.summary.empty()) write_file_atomic(o.summary, sweep_summary_csv(plan, table));
-  write_output(o.out, sweep_csv(plan, table), meta);
+  std::vector<ExtraOutput> extras;
+  if (!o.summary.empty()) extras.push_back({"summary", o.summary, sweep_summary_csv(plan, table)});
+  write_output(o.out, sweep_csv(plan, table), meta, extras);
   for (const auto& d : meta["diverged"])
     std::cerr << fmt::format("headspec: point {} run {} diverged (NaN or overflow) at t = {}; the rows before it are "
-                             "kept; try a smaller --lr\n",
+                             "kept; try a smaller --lr (or --readout-lr)\n",
                              d["point"].get<int>(), d["run"].get<int>(), d["t"].get<double>());
   return meta["diverged"].empty() ? 0 : 3;
 }

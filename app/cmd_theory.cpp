@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "checkpointing.hpp"
+#include "budgets.hpp"
 #include "commands.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
@@ -70,9 +71,9 @@ void report_runs(const TheorySettings& o, const ModelSpec& model, const Integrat
     const auto& r = results[k];
     if (r.trajectory.diverged)
       std::cerr << fmt::format(
-          "headspec: run {} diverged (NaN or overflow) at t = {}; the rows before it are kept; try a smaller --lr "
-          "(now {}) or a smaller --dt (now {})\n",
-          k, r.trajectory.diverged_at, model.lr, integration.dt);
+          "headspec: run {} diverged (NaN or overflow) at t = {}; the rows before it are kept; {} or a smaller --dt "
+          "(now {})\n",
+          k, r.trajectory.diverged_at, smaller_step_advice(model), integration.dt);
     else if (has_stop_rule(o) && !r.converged) {
       std::vector<std::string> rules;
       if (o.until_converged > 0) rules.push_back(fmt::format("every |derivative| < {}", o.until_converged));
@@ -88,11 +89,14 @@ void report_runs(const TheorySettings& o, const ModelSpec& model, const Integrat
 int run_theory(const TheorySettings& o, const std::vector<std::string>& argv, bool check_only) {
   // Everything is checked before anything runs or is written.
   const ModelSpec model = o.to_spec();
-  check_out(o.out);
+  RunFiles files = run_files(o.out, o.prior);
   const TheoryRuns theory(model, o.runs_spec());
+  check_budget(theory_budget(o, model), o);
   const IntegrationSpec& integration = theory.integration();
   const nlohmann::json params = theory_params(o, model, theory);
   const CliCheckpointing checkpointing(o, params);
+  checkpointing.declare(files);
+  files.check();
   if (check_only) return 0;
 
   Progress progress("theory", static_cast<double>(o.runs) * (o.T + o.record_every));

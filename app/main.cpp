@@ -1,5 +1,9 @@
 // headspec: training dynamics of multi-head softmax attention in the high-dimensional
 // single-location model. Command-line contract: docs/cli.md; the parsing is app/cli.cpp.
 #include "cli.hpp"
+#include "signals.hpp"
 
-int main(int argc, char** argv) { return headspec::app::run_cli(argc, argv); }
+int main(int argc, char** argv) {
+  headspec::app::install_signal_handlers();
+  return headspec::app::run_cli(argc, argv);
+}

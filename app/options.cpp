@@ -12,20 +12,43 @@
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
+#include "headspec/sha256.hpp"
 
 namespace headspec::app {
 
-void check_out(const std::string& out) {
-  if (!out.empty()) check_output_path(out, "--out");
+RunFiles run_files(const std::string& out, const std::string& prior, bool sidecar) {
+  RunFiles files;
+  if (!to_stdout(out)) files.output("--out", out);
+  if (!to_stdout(out) && sidecar) files.derived_output("--out (its sidecar)", out + ".json");
+  if (prior.rfind("mixture:", 0) == 0) files.input("--prior", prior.substr(8));
+  return files;
 }
 
-void write_output(const std::string& out, const std::string& csv, const nlohmann::json& sidecar) {
-  if (out.empty()) {
-    std::cout << csv << std::flush;
+void write_stdout(const std::string& text) {
+  std::cout << text << std::flush;
+  if (!std::cout) throw std::runtime_error("cannot write to standard output (a full disk or a closed pipe?)");
+}
+
+void write_output(const std::string& out, const std::string& csv, nlohmann::json sidecar,
+                  const std::vector<ExtraOutput>& extras) {
+  std::vector<AtomicFile> files;
+  for (const auto& e : extras) {
+    files.emplace_back(e.path, e.content);
+    sidecar["sha256"][e.role] = sha256_hex(e.content.data(), e.content.size());
+  }
+  if (to_stdout(out)) {
+    for (auto& f : files) f.commit();
+    write_stdout(csv);
     return;
   }
-  write_file_atomic(out + ".json", sidecar.dump(2) + "\n");
-  write_file_atomic(out, csv);
+  files.emplace_back(out, csv);
+  sidecar["sha256"]["csv"] = sha256_hex(csv.data(), csv.size());
+  AtomicFile json(out + ".json", sidecar.dump(2) + "\n");
+  // From here on nothing is left to fail but the renames: the old sidecar goes first, so
+  // that until the new one is in place no sidecar describes the new CSV wrongly.
+  if (const std::string old = regular_target(out + ".json"); !old.empty()) ::unlink(old.c_str());
+  for (auto& f : files) f.commit();
+  json.commit();
 }
 
 int record_divergence(const std::vector<const Trajectory*>& trajectories, nlohmann::json& sidecar) {
@@ -45,13 +68,19 @@ std::vector<const Record*> record_rows(const std::vector<const Trajectory*>& tra
   return rows;
 }
 
-void report_divergence(const std::vector<const Trajectory*>& trajectories, double lr) {
+std::string smaller_step_advice(const ModelSpec& model) {
+  // The readout's own step size, when it is trained with another one, may be the cause.
+  if (model.readout == Readout::Learned && model.readout_lr != model.lr)
+    return fmt::format("try a smaller --lr (now {}) or --readout-lr (now {})", model.lr, model.readout_lr);
+  return fmt::format("try a smaller --lr (now {})", model.lr);
+}
+
+void report_divergence(const std::vector<const Trajectory*>& trajectories, const ModelSpec& model) {
   for (std::size_t k = 0; k < trajectories.size(); ++k)
     if (trajectories[k]->diverged)
       std::cerr << fmt::format(
-          "headspec: run {} diverged (NaN or overflow) at t = {}; the rows before it are kept; try a smaller "
-          "--lr (now {})\n",
-          k, trajectories[k]->diverged_at, lr);
+          "headspec: run {} diverged (NaN or overflow) at t = {}; the rows before it are kept; {}\n", k,
+          trajectories[k]->diverged_at, smaller_step_advice(model));
 }
 
 Progress::Progress(std::string label, double total)
@@ -76,13 +105,12 @@ void Progress::finish() {
 }
 
 int finish_sgd_command(const std::string& out, const std::vector<const Trajectory*>& runs, const ModelSpec& model,
-                       int F, nlohmann::json& sidecar, const std::function<void()>& write_extras,
+                       int F, nlohmann::json& sidecar, const std::vector<ExtraOutput>& extras,
                        const std::function<void()>& checkpoint_spent) {
   const int status = record_divergence(runs, sidecar);
-  if (write_extras) write_extras();
-  write_output(out, format_csv(record_rows(runs), model.H, F, model.readout == Readout::Learned), sidecar);
+  write_output(out, format_csv(record_rows(runs), model.H, F, model.readout == Readout::Learned), sidecar, extras);
   checkpoint_spent();
-  report_divergence(runs, model.lr);
+  report_divergence(runs, model);
   return status;
 }
 

@@ -6,13 +6,37 @@
 #include <string>
 #include <vector>
 
+#include <limits>
 #include <type_traits>
 #include <variant>
 
 #include "headspec/command_settings.hpp"
+#include "headspec/errors.hpp"
+#include "headspec/number_text.hpp"
 #include "headspec/parameters.hpp"
+#include "headspec/run_files.hpp"
 
 namespace headspec::app {
+
+/// A CLI11 transform that checks a number's text as docs/cli.md "Numbers" says (decimal only,
+/// an empty value refused, an integer's range checked as given) and hands CLI11 the shortest
+/// decimal text of the same value, so that its own conversion (octal, hex) never applies.
+template <class T>
+CLI::Validator decimal_text(const std::string& name) {
+  return CLI::Validator(
+      [name](std::string& text) -> std::string {
+        try {
+          if constexpr (std::is_floating_point_v<T>)
+            text = canonical_real_text(text, name);
+          else
+            text = canonical_integer_text(text, name, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+        } catch (const ParameterError& e) {
+          return e.reason();
+        }
+        return {};
+      },
+      "");  // no name: --help keeps CLI11's INT / FLOAT
+}
 
 /// The CLI11 options of a subcommand, from its parameter table (docs/cli.md "Parameters"):
 /// `--name`, the table's help, the default printed where the table says so.
@@ -26,7 +50,9 @@ void add_parameters(CLI::App* app, const ParameterTable<S>& table, S& settings) 
           if constexpr (std::is_same_v<T, bool>)
             return app->add_flag(flag, *v, p.help);
           else if constexpr (std::is_same_v<T, std::vector<double>>)
-            return app->add_option(flag, *v, p.help)->delimiter(',');
+            return app->add_option(flag, *v, p.help)->delimiter(',')->transform(decimal_text<double>(p.name));
+          else if constexpr (std::is_arithmetic_v<T>)
+            return app->add_option(flag, *v, p.help)->transform(decimal_text<T>(p.name));
           else
             return app->add_option(flag, *v, p.help);
         },
@@ -36,24 +62,47 @@ void add_parameters(CLI::App* app, const ParameterTable<S>& table, S& settings) 
   }
 }
 
-/// Checks the output path of --out (when given); throws UsageError.
-void check_out(const std::string& out);
+/// The files of a run (checked together before any work, docs/cli.md "Output files"): --out
+/// and its sidecar FILE.json (--out absent or "-": standard output, no sidecar), and the
+/// mixture file of --prior mixture:FILE as an input. Throws UsageError naming the flag.
+RunFiles run_files(const std::string& out, const std::string& prior, bool sidecar = true);
 
-/// Writes the CSV to --out (atomically, with FILE.json beside it) or to stdout.
-void write_output(const std::string& out, const std::string& csv, const nlohmann::json& sidecar);
+/// Whether --out asks for standard output.
+inline bool to_stdout(const std::string& out) { return out.empty() || out == "-"; }
+
+/// Writes text to standard output; throws std::runtime_error if it could not be (a full
+/// disk, a closed pipe), so that the exit status says so.
+void write_stdout(const std::string& text);
+
+/// An output file besides the CSV (--summary, --tau, --keys): its sidecar role and content.
+struct ExtraOutput {
+  std::string role;  ///< key of its SHA-256 in the sidecar ("summary")
+  std::string path;
+  std::string content;
+};
+
+/// Writes the CSV to --out with its sidecar FILE.json, and the extra outputs, with one
+/// commit point: every file is written to a temporary beside its target first (a failure
+/// then changes nothing), the old sidecar is removed, the files are renamed, the sidecar
+/// last; it records the SHA-256 of each ("sha256": {"csv": …}), so that a reader can tell
+/// a CSV from a sidecar of another run. Without --out the CSV goes to standard output.
+void write_output(const std::string& out, const std::string& csv, nlohmann::json sidecar,
+                  const std::vector<ExtraOutput>& extras = {});
 
 /// Lists the diverged runs in the sidecar ("diverged": [{run, t}]); returns 3 if any did, else 0.
 int record_divergence(const std::vector<const Trajectory*>& trajectories, nlohmann::json& sidecar);
-/// One line on stderr per diverged run, suggesting a smaller --lr (now `lr`).
-void report_divergence(const std::vector<const Trajectory*>& trajectories, double lr);
+/// "try a smaller --lr (now …)", naming --readout-lr too when the readout has its own.
+std::string smaller_step_advice(const ModelSpec& model);
+/// One line on stderr per diverged run, with smaller_step_advice.
+void report_divergence(const std::vector<const Trajectory*>& trajectories, const ModelSpec& model);
 /// The rows of every run, run by run, for format_csv.
 std::vector<const Record*> record_rows(const std::vector<const Trajectory*>& trajectories);
 
 /// The end of an SGD command (simulate, mnist) once every run finished: the divergences into
-/// the sidecar, `write_extras` (other output files), the CSV of F latent columns and its
-/// sidecar, the checkpoint spent, a divergence reported. Returns the exit status (0 or 3).
+/// the sidecar, the CSV of F latent columns with its sidecar and the extra outputs, the
+/// checkpoint spent, a divergence reported. Returns the exit status (0 or 3).
 int finish_sgd_command(const std::string& out, const std::vector<const Trajectory*>& runs, const ModelSpec& model,
-                       int F, nlohmann::json& sidecar, const std::function<void()>& write_extras,
+                       int F, nlohmann::json& sidecar, const std::vector<ExtraOutput>& extras,
                        const std::function<void()>& checkpoint_spent);
 
 /// A progress line on stderr, only when stderr is a terminal; at most ~5 updates/s.

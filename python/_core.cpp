@@ -66,13 +66,41 @@ std::string text(py::handle v) {
   return py::module_::import("os").attr("fspath")(v).cast<std::string>();  // a path
 }
 
+// True and False are ints in Python, never a count or a size here (docs/cli.md "Numbers").
+bool is_boolean(py::handle v) {
+  return py::isinstance<py::bool_>(v) || py::str(py::type::of(v)).cast<std::string>() == "<class 'numpy.bool_'>";
+}
+
+// An int, a NumPy integer, or a float whose value is a whole number (D=1e4); the range is
+// checked with the value as given.
 template <class T>
 T integer(py::handle v, const std::string& name) {
-  if (py::isinstance<py::bool_>(v) || py::isinstance<py::float_>(v)) throw py::cast_error();
-  const auto x = v.cast<int64_t>();
-  if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max())
-    throw ParameterError(name, fmt::format("{} is out of range", x));
+  if (is_boolean(v) || py::isinstance<py::str>(v)) throw py::cast_error();
+  if (!py::hasattr(v, "__index__")) {
+    const double x = v.cast<double>();
+    if (!std::isfinite(x) || x != std::floor(x)) throw ParameterError(name, fmt::format("{} is not an integer", py::repr(v).cast<std::string>()));
+    if (!(x >= static_cast<double>(std::numeric_limits<T>::min()) && x <= static_cast<double>(std::numeric_limits<T>::max())))
+      throw ParameterError(name, fmt::format("{} is out of range", py::repr(v).cast<std::string>()));
+    return static_cast<T>(x);
+  }
+  const py::int_ big = py::reinterpret_steal<py::int_>(PyNumber_Index(v.ptr()));
+  if (!big) throw py::error_already_set();
+  int overflow = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(big.ptr(), &overflow);
+  if (overflow != 0 || x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max())
+    throw ParameterError(name, fmt::format("{} is out of range: must be in [{}, {}]", py::repr(v).cast<std::string>(),
+                                           std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
   return static_cast<T>(x);
+}
+
+double real(py::handle v) {
+  if (is_boolean(v) || py::isinstance<py::str>(v)) throw py::cast_error();
+  return v.cast<double>();
+}
+
+bool flag_value(py::handle v) {
+  if (!is_boolean(v)) throw py::cast_error();  // not 0/1, not "yes"
+  return v.cast<bool>();
 }
 
 void set_from_python(const FieldRef& field, const std::string& name, unsigned flags, py::handle v) {
@@ -80,9 +108,9 @@ void set_from_python(const FieldRef& field, const std::string& name, unsigned fl
     std::visit(
         [&](auto* f) {
           using T = std::remove_cvref_t<decltype(*f)>;
-          if constexpr (std::is_same_v<T, bool>) *f = v.cast<bool>();
+          if constexpr (std::is_same_v<T, bool>) *f = flag_value(v);
           else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) *f = integer<T>(v, name);
-          else if constexpr (std::is_same_v<T, double>) *f = v.cast<double>();
+          else if constexpr (std::is_same_v<T, double>) *f = real(v);
           else if constexpr (std::is_same_v<T, std::string>) *f = (flags & kNumbersText) ? numbers_text(v) : text(v);
           else *f = is_number(v) ? std::vector<double>{v.cast<double>()} : v.cast<std::vector<double>>();
         },

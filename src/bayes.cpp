@@ -35,16 +35,42 @@ MeanEstimate bayes_error_mc(const Prior& prior, int L, double noise, int64_t sam
   return e;
 }
 
-double bayes_error_quadrature(const Prior& prior, int L, double noise) {
-  if (prior.F() != 1)
-    throw UsageError(fmt::format("--method: quadrature needs F = 1 (one signal strength), got F = {}", prior.F()));
-  // The integrands φ w² e^{−uw} and φ e^{−uw} are smooth and decay like a Gaussian, so
-  // the trapezoid rule converges geometrically; φ w² peaks near 2θ, hence the reach.
+namespace {
+
+// The integrands φ w² e^{−uw} and φ e^{−uw} are smooth and decay like a Gaussian, so
+// the trapezoid rule converges geometrically; φ w² peaks near 2θ, hence the reach.
+double quadrature_reach(const Prior& prior) {
   double theta_max = std::sqrt(prior.nu()[0]);
   if (prior.atoms().size() > 0) theta_max = prior.atoms().cwiseAbs().maxCoeff();
   if (prior.kind() == PriorKind::Gauss) theta_max = 6.0 * std::sqrt(prior.nu()[0]);
-  const double reach = 10.0 + 2.0 * theta_max;
-  const double hl = 2e-2;
+  return 10.0 + 2.0 * theta_max;
+}
+
+constexpr double kNodeStep = 2e-2, kLogStep = 4e-2;
+
+}  // namespace
+
+BayesQuadratureSize bayes_quadrature_size(const Prior& prior) {
+  BayesQuadratureSize q;
+  if (prior.F() != 1) return q;
+  const double reach = quadrature_reach(prior);
+  q.nodes = 2 * reach / kNodeStep + 1;
+  // log w over the nodes spans at most its values at the ends and the middle (w is convex
+  // in λ for these priors' likelihood ratios), plus the margins of ±40 of the v grid.
+  double lo = INFINITY, hi = -INFINITY;
+  for (double x : {-reach, 0.0, reach}) {
+    const double lw = prior.log_likelihood(&x);
+    lo = std::min(lo, lw), hi = std::max(hi, lw);
+  }
+  q.terms = (hi - lo + 80.0) / kLogStep + 1;
+  return q;
+}
+
+double bayes_error_quadrature(const Prior& prior, int L, double noise) {
+  if (prior.F() != 1)
+    throw UsageError(fmt::format("--method: quadrature needs F = 1 (one signal strength), got F = {}", prior.F()));
+  const double reach = quadrature_reach(prior);
+  const double hl = kNodeStep;
   std::vector<double> logw, weight;  // log w(λ_i) and φ(λ_i) h
   const int nx = static_cast<int>(2 * reach / hl);
   for (int i = 0; i <= nx; ++i) {
@@ -55,7 +81,7 @@ double bayes_error_quadrature(const Prior& prior, int L, double noise) {
   // v = ln u: the integrand A(e^v) B(e^v)^{L−1} e^v decays at both ends.
   double lw_max = -INFINITY, lw_min = INFINITY;
   for (double v : logw) lw_max = std::max(lw_max, v), lw_min = std::min(lw_min, v);
-  const double v_lo = -lw_max - 40.0, v_hi = -lw_min + 40.0, hv = 4e-2;
+  const double v_lo = -lw_max - 40.0, v_hi = -lw_min + 40.0, hv = kLogStep;
   const int nv = static_cast<int>((v_hi - v_lo) / hv);
   std::vector<double> terms(nv + 1);
 #pragma omp parallel for schedule(static)

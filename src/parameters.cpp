@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
 #include "headspec/activation.hpp"
 #include "headspec/command_settings.hpp"
+#include "headspec/number_text.hpp"
 
 namespace headspec {
 
@@ -37,16 +39,10 @@ void set_from_text(const FieldRef& field, const std::string& name, const std::st
         if constexpr (std::is_same_v<T, std::string>) {
           *v = text;
         } else if constexpr (std::is_same_v<T, double>) {
-          const auto x = parse_numbers(text, name);
-          if (x.size() != 1) throw ParameterError(name, fmt::format("expected one number, got '{}'", text));
-          *v = x[0];
+          *v = parse_decimal(text, name);
         } else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) {
-          const auto x = parse_numbers(text, name);
-          if (x.size() != 1 || x[0] != std::floor(x[0]) || std::abs(x[0]) > 9.0e15)
-            throw ParameterError(name, fmt::format("'{}' is not an integer", text));
-          if (std::is_same_v<T, int> && std::abs(x[0]) > double(1LL << 30))
-            throw ParameterError(name, fmt::format("{} is out of range", text));
-          *v = static_cast<T>(x[0]);
+          *v = static_cast<T>(parse_decimal_integer(text, name, std::numeric_limits<T>::min(),
+                                                    std::numeric_limits<T>::max()));
         } else if constexpr (std::is_same_v<T, std::vector<double>>) {
           *v = parse_numbers(text, name);
         } else {
@@ -104,13 +100,27 @@ ParameterTable<S> checkpoint_parameters() {
                        kCliOnly)};
 }
 
-// The model flags, then --T, --record-every, --seed, --out and the checkpoint flags.
+template <class S>
+ParameterTable<S> limit_parameters() {
+  using Lim = LimitSettings;
+  return {parameter<S>("max-memory", &Lim::max_memory,
+                       "refuse the run if its estimated memory exceeds this many GiB (0: 80 % of the physical "
+                       "memory; docs/cli.md \"Limits\")",
+                       kCliOnly | kShowDefault),
+          parameter<S>("max-steps", &Lim::max_steps,
+                       "refuse the run if its estimated work (SGD steps, Monte Carlo sample evaluations, quadrature "
+                       "terms) exceeds this",
+                       kCliOnly | kShowDefault)};
+}
+
+// The model flags, then --T, --record-every, --seed, --out, the checkpoint and limit flags.
 template <class S>
 ParameterTable<S> model_run_checkpoint(const std::string& run_group) {
   ParameterTable<S> t = nested<S, ModelSettings>(model_parameters(), [](S& s) -> ModelSettings& { return s; });
   append(t, run_parameters<S, RunSettings>(run_group));
   t.push_back(out_parameter<S>());
-  return append(t, checkpoint_parameters<S>());
+  append(t, checkpoint_parameters<S>());
+  return append(t, limit_parameters<S>());
 }
 
 }  // namespace
@@ -199,11 +209,12 @@ const ParameterTable<BayesSettings>& bayes_parameters() {
   using S = BayesSettings;
   static const ParameterTable<S> table = [] {
     ParameterTable<S> t = nested<S, ModelSettings>(model_parameters(), [](S& s) -> ModelSettings& { return s; });
-    return append(t, {
+    append(t, {
         parameter<S>("samples", &S::samples, "Monte Carlo samples"),
         parameter<S>("seed", &S::seed, "random seed"),
         parameter<S>("method", &S::method, "mc | quadrature (F = 1 only)"),
     });
+    return append(t, limit_parameters<S>());
   }();
   return table;
 }
@@ -284,7 +295,7 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
     ParameterTable<S> t = nested<S, ModelSettings>(model_parameters(), [](S& s) -> ModelSettings& { return s.model; });
     append(t, run_parameters<S, W>("sweep"));
     t.push_back(out_parameter<S>());
-    return append(t, {
+    append(t, {
         parameter<S>("grid", &W::grid,
                      "axes 'key=v1,v2;key=a:b;nu=1,1|5,5': model flag names without dashes (and D for gram, dense); "
                      "a:b an integer range, '|' separates vector values",
@@ -323,6 +334,7 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
                      "(after a kill) computes only the runs not there",
                      kCliOnly),
     });
+    return append(t, limit_parameters<S>());
   }();
   return table;
 }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "headspec/errors.hpp"
+#include "headspec/input_file.hpp"
 #include "headspec/sobol_points.hpp"
 
 namespace headspec {
@@ -94,8 +95,8 @@ Prior Prior::mixture(const Eigen::MatrixXd& atoms, const Eigen::VectorXd& weight
 }
 
 Prior Prior::mixture_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("--prior mixture: cannot read file '{}'", path));
+  // A mixture of 10^6 atoms in a few dimensions is ~ 50 MB of text.
+  std::istringstream in(read_input_file(path, "--prior mixture", std::size_t(1) << 26));
   Prior p = mixture_stream(in, path);
   p.name_ = "mixture:" + path;
   return p;

@@ -7,27 +7,25 @@
 #include <sstream>
 
 #include "headspec/errors.hpp"
+#include "headspec/number_text.hpp"
 
 namespace headspec {
 
 std::vector<double> parse_numbers(const std::string& text, const std::string& name) {
   std::vector<double> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    while (used < item.size() && std::isspace(static_cast<unsigned char>(item[used]))) ++used;
-    if (item.empty() || used != item.size()) throw ParameterError(name, fmt::format("'{}' is not a number", item));
-    out.push_back(v);
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    // Blanks around an item are allowed ("2, 2"); a blank item is not a number.
+    const auto first = item.find_first_not_of(" \t");
+    item = first == std::string::npos ? std::string() : item.substr(first, item.find_last_not_of(" \t") - first + 1);
+    if (item.empty())
+      throw ParameterError(name, fmt::format("expected comma-separated numbers, got '{}' (an empty item)", text));
+    out.push_back(parse_decimal(item, name));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
   }
-  if (out.empty() || (!text.empty() && text.back() == ','))
-    throw ParameterError(name, fmt::format("expected comma-separated numbers, got '{}'", text));
   return out;
 }
 
@@ -47,10 +45,10 @@ void check_horizon(double T, double record_every) {
   if (T / record_every > 1e7) throw ParameterError("record-every", "more than 10^7 records; choose a larger interval");
 }
 
-void check_runs(uint32_t seed, int runs) {
-  if (runs < 1) throw ParameterError("runs", fmt::format("must be at least 1, got {}", runs));
+void check_runs(uint32_t seed, int runs, const std::string& name) {
+  if (runs < 1) throw ParameterError(name, fmt::format("must be at least 1, got {}", runs));
   if (static_cast<int64_t>(seed) + runs - 1 > 0xFFFFFFFFLL)
-    throw ParameterError("runs", "seed + runs - 1 must stay below 2^32");
+    throw ParameterError(name, fmt::format("seed + {} - 1 must stay below 2^32", name));
 }
 
 ModelSpec ModelSettings::to_spec() const {

@@ -20,4 +20,12 @@ MeanEstimate bayes_error_mc(const Prior& prior, int L, double noise, int64_t sam
 /// Throws UsageError when F ≠ 1.
 double bayes_error_quadrature(const Prior& prior, int L, double noise);
 
+/// The size of that quadrature (its nodes in λ and terms in v; zero when F ≠ 1), for the
+/// run's budget: both grow with ν, as θ_max and as θ_max² (docs/cli.md "Limits").
+struct BayesQuadratureSize {
+  double nodes = 0;
+  double terms = 0;
+};
+BayesQuadratureSize bayes_quadrature_size(const Prior& prior);
+
 }  // namespace headspec

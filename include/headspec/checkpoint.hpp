@@ -129,4 +129,7 @@ std::string encode_checkpoint(const nlohmann::json& params, const std::string& s
 /// or was written with other parameters than `params`. Returns the driver state.
 std::string decode_checkpoint(const std::string& path, const nlohmann::json& params);
 
+/// Whether path is a regular file that starts as a checkpoint does (its first header line).
+bool is_checkpoint_file(const std::string& path);
+
 }  // namespace headspec

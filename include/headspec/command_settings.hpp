@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "headspec/budget.hpp"
 #include "headspec/linearisation.hpp"
 #include "headspec/mnist_engine.hpp"
 #include "headspec/parameters.hpp"
@@ -36,7 +37,7 @@ struct CheckpointSettings {
   std::string resume;
 };
 
-struct SimulateSettings : ModelSettings, RunSettings, OutputSettings, CheckpointSettings {
+struct SimulateSettings : ModelSettings, RunSettings, OutputSettings, CheckpointSettings, LimitSettings {
   std::string engine = "dense";
   int64_t D = 10000;
   int runs = 1;
@@ -48,7 +49,7 @@ struct SimulateSettings : ModelSettings, RunSettings, OutputSettings, Checkpoint
   SimulationSpec simulation() const;
 };
 
-struct TheorySettings : ModelSettings, RunSettings, OutputSettings, CheckpointSettings {
+struct TheorySettings : ModelSettings, RunSettings, OutputSettings, CheckpointSettings, LimitSettings {
   int64_t mc = 10000;
   bool mc_resample = false;
   std::string mc_method = "sobol";
@@ -71,7 +72,7 @@ struct TheorySettings : ModelSettings, RunSettings, OutputSettings, CheckpointSe
   TheoryRunsSpec runs_spec() const;
 };
 
-struct BayesSettings : ModelSettings {
+struct BayesSettings : ModelSettings, LimitSettings {
   int64_t samples = 1000000;
   int64_t seed = 1;
   std::string method = "mc";
@@ -80,7 +81,7 @@ struct BayesSettings : ModelSettings {
   void check() const;
 };
 
-struct MnistSettings : ModelSettings, RunSettings, OutputSettings, CheckpointSettings {
+struct MnistSettings : ModelSettings, RunSettings, OutputSettings, CheckpointSettings, LimitSettings {
   MnistSettings();  ///< the study of the seed's Fig. 5: H = 10, L = 5, ν = 1000, T = 100
   std::string data;
   int runs = 1;
@@ -117,7 +118,7 @@ struct LineariseSettings : ModelSettings, OutputSettings {
   std::vector<double> predict_s0 = {1e-4, 1e-3};
 };
 
-struct SweepCommandSettings : SweepSettings, OutputSettings {
+struct SweepCommandSettings : SweepSettings, OutputSettings, LimitSettings {
   std::string summary;   ///< --summary CSV (CLI only)
   std::string work_dir;  ///< --work-dir (CLI only)
 };

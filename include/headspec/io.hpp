@@ -4,13 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "headspec/atomic_file.hpp"
 #include "headspec/order_parameters.hpp"
+#include "headspec/run_files.hpp"
 
 namespace headspec {
 
-/// Writes content to path whole or not at all: a temporary file in the same folder,
-/// flushed, then renamed over path. Throws std::runtime_error on failure.
-void write_file_atomic(const std::string& path, const std::string& content);
 
 /// A CSV table of records (header line, then one row per record), numbers in their
 /// shortest exact decimal form.
@@ -21,9 +20,5 @@ std::string format_csv(const std::vector<const Record*>& records, int H, int F, 
 
 /// {"program", "version", "git_revision"} for every sidecar.
 nlohmann::json provenance();
-
-/// Throws UsageError if the folder of path does not exist or is not writable, so that
-/// a run does not fail only at the end.
-void check_output_path(const std::string& path, const std::string& flag);
 
 }  // namespace headspec

@@ -31,8 +31,9 @@ uint32_t checked_seed(int64_t seed);
 
 /// Checks --T (finite, >= 0) and --record-every (> 0, at most 10^7 records); throws ParameterError.
 void check_horizon(double T, double record_every);
-/// Checks --runs (>= 1) and that run k's seed, seed + k, stays below 2^32; throws ParameterError.
-void check_runs(uint32_t seed, int runs);
+/// Checks --runs (>= 1) and that run k's seed, seed + k, stays below 2^32; throws ParameterError
+/// naming `name` (another flag that counts seeds: linearise's --mc-seeds).
+void check_runs(uint32_t seed, int runs, const std::string& name = "runs");
 
 /// Parses "2,2" into numbers; throws ParameterError naming the parameter `name` ("nu").
 std::vector<double> parse_numbers(const std::string& text, const std::string& name);

@@ -2,8 +2,10 @@
 import concurrent.futures
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -14,6 +16,43 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 HEAD_COLOURS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+# The `headspec` children running now, so that a signal to the driver reaches them too
+# (docs/cli.md "Signals"): `headspec figure` forwards SIGINT/SIGTERM/SIGHUP to this driver,
+# which forwards them to its children, waits for them and exits with 128 + the signal.
+_children = set()
+_children_lock = threading.RLock()  # re-entered by the handler, which runs in the main thread
+_stopping = threading.Event()
+
+
+def run_child(cmd, **kwargs):
+    """subprocess.run for a `headspec` child, known to the signal handler while it runs."""
+    with _children_lock:
+        if _stopping.is_set():
+            raise SystemExit(130)
+        proc = subprocess.Popen(cmd, **kwargs)
+        _children.add(proc)
+    try:
+        out, err = proc.communicate()
+    finally:
+        with _children_lock:
+            _children.discard(proc)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def forward_signals():
+    """Installs handlers that send SIGINT, SIGTERM and SIGHUP on to the running children,
+    start no new one, and end the driver with status 128 + the signal."""
+    def stop(sig, frame):
+        _stopping.set()
+        with _children_lock:
+            for proc in _children:
+                proc.send_signal(sig)
+        raise SystemExit(128 + sig)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, stop)
 
 
 class Figure:
@@ -40,7 +79,7 @@ class Figure:
         out = args[args.index("--out") + 1]
         cmd = [self.binary] + args
         self.commands.append(" ".join(["headspec"] + args))
-        res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        res = run_child(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if res.returncode not in (0, 3):
             sys.stderr.write(res.stderr)
             raise SystemExit(f"figure {self.number}: headspec {' '.join(args)} failed with status {res.returncode}")
@@ -68,7 +107,7 @@ class Figure:
         """Runs `headspec bayes ARGS` and returns its JSON (ε_Bayes and its standard error)."""
         args = ["bayes"] + [str(a) for a in args]
         self.commands.append(" ".join(["headspec"] + args))
-        res = subprocess.run([self.binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        res = run_child([self.binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if res.returncode != 0:
             sys.stderr.write(res.stderr)
             raise SystemExit(f"figure {self.number}: headspec {' '.join(args)} failed with status {res.returncode}")
@@ -83,7 +122,7 @@ class Figure:
         env = dict(os.environ, OMP_NUM_THREADS="1")
 
         def one(args):
-            return subprocess.run([self.binary] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            return run_child([self.binary] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   text=True, env=env)
 
         self.commands.extend(" ".join(["headspec"] + args) for args in commands)

@@ -6,7 +6,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Figure  # noqa: E402
+from common import Figure, forward_signals  # noqa: E402
 
 AVAILABLE = {n: f"fig{n:02d}" for n in range(1, 15)}
 
@@ -22,6 +22,7 @@ def main(argv=None):
     if a.number not in AVAILABLE:
         sys.stderr.write(f"headspec: error: figure: no figure {a.number} (available: {sorted(AVAILABLE)})\n")
         return 2
+    forward_signals()
     module = importlib.import_module(AVAILABLE[a.number])
     f = Figure(a.number, a.binary, a.out_dir, a.quick)
     f.sde_runs = a.sde_runs

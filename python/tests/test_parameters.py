@@ -12,8 +12,9 @@ import headspec
 from conftest import BINARY
 
 SUBCOMMANDS = ["simulate", "theory", "bayes", "mnist", "linearise", "sweep"]
-# Where output goes or how a run resumes: the command line's only.
-CLI_ONLY = {"out", "checkpoint", "checkpoint-every", "resume", "summary", "work-dir", "keys", "tau"}
+# Where output goes, how a run resumes, the limits of a run: the command line's only.
+CLI_ONLY = {"out", "checkpoint", "checkpoint-every", "resume", "summary", "work-dir", "keys", "tau", "max-memory",
+            "max-steps"}
 OPTION = re.compile(r"^ +--([\w-]+)(?: (INT|FLOAT|TEXT)(?:=(\S+))?)?( REQUIRED)?")
 
 

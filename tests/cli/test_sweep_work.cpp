@@ -112,6 +112,14 @@ TEST(SweepWork, FolderKeepsResultsUnderTheirKeyOnly) {
   problem.clear();
   EXPECT_FALSE(work.load("key a", &problem).has_value());
   EXPECT_NE(problem.find("truncated"), std::string::npos) << problem;
+  // One flipped bit in the records, which still parse: refused by the checksum.
+  work.store("key a", tr);
+  std::string bytes = read_file(work.file_of("key a"));
+  bytes[bytes.size() - 20] ^= 0x01;
+  std::ofstream(work.file_of("key a"), std::ios::binary) << bytes;
+  problem.clear();
+  EXPECT_FALSE(work.load("key a", &problem).has_value());
+  EXPECT_NE(problem.find("SHA-256"), std::string::npos) << problem;
 }
 
 TEST(SweepWork, KilledSweepRestartedRedoesNoFinishedRun) {

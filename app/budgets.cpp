@@ -1,0 +1,89 @@
+// Run budgets of the subcommands (app/budgets.hpp).
+#include "budgets.hpp"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "headspec/bayes.hpp"
+#include "headspec/order_parameters.hpp"
+
+namespace headspec::app {
+namespace {
+
+double record_count(double T, double record_every) { return std::floor(T / record_every) + 1; }
+
+int columns(const ModelSpec& m, int F) {
+  return static_cast<int>(csv_columns(m.H, F, m.readout == Readout::Learned).size());
+}
+
+// Runs in memory at once: one per thread.
+double parallel_runs(double runs) { return std::min(runs, static_cast<double>(std::max(1, omp_get_max_threads()))); }
+
+// SGD runs of `D` dimensions: the records, and for dense tokens each thread's batch of L
+// tokens and its keys and gradients in R^D. One step per sample, t = n/D.
+RunBudget sgd_budget(double runs, double T, double record_every, double D, bool dense, const ModelSpec& m, int F) {
+  RunBudget b;
+  const double rows = runs * record_count(T, record_every);
+  b.bytes = records_bytes(rows, columns(m, F));
+  if (dense) b.bytes += parallel_runs(runs) * D * (m.L * m.batch + 3.0 * m.H + F) * 8.0;
+  b.steps = runs * T * D;
+  b.what = fmt::format("{:.3g} runs × {:.3g} records, {:.3g} steps each at D = {:.3g}", runs,
+                       record_count(T, record_every), T * D, D);
+  return b;
+}
+
+}  // namespace
+
+RunBudget simulate_budget(const SimulateSettings& o, const ModelSpec& model) {
+  return sgd_budget(o.runs, o.T, o.record_every, static_cast<double>(o.D), o.engine == "dense", model, model.F());
+}
+
+RunBudget mnist_budget(const MnistSettings& o, const ModelSpec& model) {
+  return sgd_budget(o.runs, o.T, o.record_every, 784.0, true, model, 10);
+}
+
+RunBudget theory_budget(const TheorySettings& o, const ModelSpec& model) {
+  RunBudget b;
+  const double rows = o.runs * record_count(o.T, o.record_every);
+  // Each engine holds its N samples: L scores per head and L latent fields per direction,
+  // and per-sample weights; the stochastic theory adds its rates per sample.
+  const double per_sample = model.L * (model.H + model.F() + 2.0) + (o.sde ? 4.0 * model.H * (model.F() + model.H) : 0);
+  const double N = static_cast<double>(o.mc);
+  b.bytes = records_bytes(rows, columns(model, model.F()) * 2) + parallel_runs(o.runs) * N * per_sample * 8.0;
+  // Four evaluations of N samples per step of rk4 (dopri5: about six per step, of fewer steps).
+  b.steps = o.runs * (o.T / o.dt) * 4.0 * N;
+  b.what = fmt::format("{:.3g} runs × {:.3g} steps of {:.3g} samples", static_cast<double>(o.runs), o.T / o.dt, N);
+  return b;
+}
+
+RunBudget bayes_budget(const BayesSettings& o, const ModelSpec& model) {
+  RunBudget b;
+  if (o.method == "quadrature") {
+    const BayesQuadratureSize q = bayes_quadrature_size(model.prior);
+    b.bytes = (q.nodes * 2.0 + q.terms) * 8.0;
+    b.steps = q.nodes * q.terms;
+    b.what = fmt::format("{:.3g} nodes × {:.3g} terms", q.nodes, q.terms);
+    return b;
+  }
+  const double n = static_cast<double>(o.samples);
+  b.bytes = n / 256.0 * 16.0;  // two partial sums per block of 256 samples (parallel_mean)
+  b.steps = n * model.L;
+  b.what = fmt::format("{:.3g} samples of L = {}", n, model.L);
+  return b;
+}
+
+RunBudget sweep_budget(const SweepCommandSettings& o, const ModelSpec& model, double D, int tasks) {
+  if (o.engine == "theory" || o.engine == "sde") {
+    RunBudget b;
+    b.bytes = records_bytes(tasks * record_count(o.T, o.record_every), columns(model, model.F()));
+    b.steps = tasks * (o.T / o.dt) * 4.0 * static_cast<double>(o.mc);
+    b.what = fmt::format("{} tasks × {:.3g} steps of {:.3g} samples", tasks, o.T / o.dt, static_cast<double>(o.mc));
+    return b;
+  }
+  return sgd_budget(tasks, o.T, o.record_every, D, o.engine == "dense", model, model.F());
+}
+
+}  // namespace headspec::app

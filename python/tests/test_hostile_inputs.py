@@ -1,0 +1,277 @@
+"""Hostile and careless command lines (docs/cli.md "Output files", "Input files", "Numbers",
+"Signals"): each case asserts the exit status, one line on stderr naming the flag, and that
+nothing in the folder but the run's own outputs was created, changed or removed. Devices
+and FIFOs are made in the test's temporary folder, never taken from /dev."""
+import hashlib
+import json
+import os
+import resource
+import signal
+import stat
+import subprocess
+import time
+
+import pytest
+
+import headspec
+from conftest import BINARY
+
+GRAM = ["simulate", "--engine", "gram", "--D", "100", "--T", "0.2", "--record-every", "0.1"]
+
+
+def gram(D="100", T="0.2"):
+    return ["simulate", "--engine", "gram", "--D", D, "--T", T, "--record-every", "0.1"]
+MIXTURE = "0.25 1 0\n0.25 -1 0\n0.25 0 1\n0.25 0 -1\n"  # sign-symmetric: linearise takes it
+
+
+def snapshot(folder):
+    """Every entry under folder: its kind, and for regular files their bytes' SHA-256."""
+    out = {}
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            st = os.lstat(path)
+            key = os.path.relpath(path, folder)
+            if stat.S_ISREG(st.st_mode):
+                with open(path, "rb") as f:
+                    out[key] = "file " + hashlib.sha256(f.read()).hexdigest()
+            else:
+                out[key] = f"mode {stat.S_IFMT(st.st_mode):o} rdev {st.st_rdev}"
+    return out
+
+
+def run(args, cwd, timeout=60, **kwargs):
+    return subprocess.run([BINARY, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+def prepare(folder):
+    """The inputs every case may name: a mixture file, a regular text file, a FIFO and a
+    folder; a character device where the system lets the test make one."""
+    (folder / "a.txt").write_text(MIXTURE)
+    (folder / "notes.txt").write_text("my notes\n")
+    (folder / "wd").mkdir()
+    os.mkfifo(folder / "fifo")
+    try:
+        os.mknod(folder / "null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pass
+
+
+REFUSED = [
+    # (case, arguments, the flag the message must name)
+    ("out_onto_fifo", GRAM + ["--out", "fifo"], "--out"),
+    ("out_onto_folder", GRAM + ["--out", "wd"], "--out"),
+    ("out_is_the_mixture", GRAM + ["--prior", "mixture:a.txt", "--nu", "1,1", "--out", "a.txt"], "--out"),
+    ("checkpoint_is_the_mixture", GRAM + ["--prior", "mixture:a.txt", "--nu", "1,1", "--checkpoint", "a.txt"],
+     "--checkpoint"),
+    ("checkpoint_is_the_out", GRAM + ["--out", "o.csv", "--checkpoint", "o.csv"], "--out"),
+    ("checkpoint_is_the_sidecar", GRAM + ["--out", "o.csv", "--checkpoint", "o.csv.json"], "--out (its sidecar)"),
+    ("resume_from_fifo", GRAM + ["--resume", "fifo"], "--resume"),
+    ("resume_is_the_out", GRAM + ["--out", "notes.txt", "--resume", "notes.txt", "--checkpoint", "c.ckpt"],
+     "--resume"),
+    ("mixture_from_fifo", GRAM + ["--prior", "mixture:fifo", "--nu", "1,1"], "--prior"),
+    ("mixture_is_a_folder", GRAM + ["--prior", "mixture:wd", "--nu", "1,1"], "--prior"),
+    ("summary_is_the_out", ["sweep", "--engine", "gram", "--grid", "H=1:2", "--D", "100", "--T", "0.2",
+                            "--out", "o.csv", "--summary", "o.csv"], "--out"),
+    ("summary_is_the_sidecar", ["sweep", "--engine", "gram", "--grid", "H=1:2", "--D", "100", "--T", "0.2",
+                                "--out", "o.csv", "--summary", "o.csv.json"], "--out (its sidecar)"),
+    ("out_is_the_work_dir", ["sweep", "--engine", "gram", "--grid", "H=1:2", "--D", "100", "--T", "0.2",
+                             "--out", "wd2", "--work-dir", "wd2"], "--out"),
+    ("tau_is_the_out", ["mnist", "--T", "0.1", "--out", "o.csv", "--tau", "o.csv"], "--out"),
+    ("keys_is_the_sidecar", ["mnist", "--T", "0.1", "--out", "o.csv", "--keys", "o.csv.json"], "--out (its sidecar)"),
+    ("linearise_out_onto_fifo", ["linearise", "--out", "fifo"], "--out"),
+    ("out_dash_for_summary", ["sweep", "--engine", "gram", "--grid", "H=1:2", "--D", "100", "--T", "0.2",
+                              "--summary", "-"], "--summary"),
+    ("figure_out_dir_is_a_file", ["figure", "1", "--quick", "--out-dir", "notes.txt"], "--out-dir"),
+    # Numbers (docs/cli.md "Numbers")
+    ("empty_T", GRAM + ["--T", ""], "--T"),
+    ("empty_seed", GRAM + ["--seed", ""], "--seed"),
+    ("empty_noise", GRAM + ["--noise", ""], "--noise"),
+    ("blank_nu_item", GRAM + ["--nu", " "], "--nu"),
+    ("empty_nu_item", GRAM + ["--nu", "2,,2"], "--nu"),
+    ("hex_D", GRAM + ["--D", "0x100"], "--D"),
+    ("inf_T", GRAM + ["--T", "inf"], "--T"),
+    ("nan_lr", GRAM + ["--lr", "nan"], "--lr"),
+    ("two_numbers", GRAM + ["--lr", "1 2"], "--lr"),
+    ("fraction_for_H", GRAM + ["--H", "1.5"], "--H"),
+    ("seed_past_int64", GRAM + ["--seed", "99999999999999999999"], "--seed"),
+    ("lr_past_double", GRAM + ["--lr", "1e400"], "--lr"),
+    ("figure_number_past_14", ["figure", "015"], "N"),
+    ("sweep_grid_hex", ["sweep", "--engine", "gram", "--grid", "H=0x2", "--D", "100", "--T", "0.2"], "--grid"),
+    ("sweep_grid_empty_item", ["sweep", "--engine", "gram", "--grid", "H=1,,2", "--D", "100", "--T", "0.2"],
+     "--grid"),
+]
+
+
+@pytest.mark.parametrize("case,args,flag", REFUSED, ids=[c[0] for c in REFUSED])
+def test_refused_with_status_2_naming_the_flag_and_nothing_touched(tmp_path, case, args, flag):
+    prepare(tmp_path)
+    before = snapshot(tmp_path)
+    res = run(args, tmp_path, timeout=30)  # a FIFO opened for reading must not block
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith("headspec: error: "), res.stderr
+    assert flag in res.stderr, res.stderr
+    assert snapshot(tmp_path) == before
+
+
+def test_a_device_is_never_replaced(tmp_path):
+    prepare(tmp_path)
+    if not (tmp_path / "null").exists():
+        pytest.skip("this system does not let the test make a character device")
+    before = snapshot(tmp_path)
+    for out in ["null", "link"]:
+        if out == "link":
+            os.symlink("null", tmp_path / "link")
+            before = snapshot(tmp_path)
+        res = run(GRAM + ["--out", out], tmp_path)
+        assert res.returncode == 2 and "--out" in res.stderr and res.stderr.count("\n") == 1, res.stderr
+        assert stat.S_ISCHR(os.stat(tmp_path / "null").st_mode)
+        assert snapshot(tmp_path) == before
+
+
+def test_leading_zeros_are_decimal(tmp_path):
+    res = run(gram(D="1e3") + ["--H", "010", "--out", "o.csv"], tmp_path)
+    assert res.returncode == 0, res.stderr
+    side = json.loads((tmp_path / "o.csv.json").read_text())
+    assert side["model"]["H"] == 10 and side["simulation"]["D"] == 1000
+
+
+def test_dash_writes_to_standard_output(tmp_path):
+    res = run(GRAM + ["--out", "-"], tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("run,t,loss,")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_checkpoint_flag_never_deletes_a_file_that_is_not_a_checkpoint_of_this_run(tmp_path):
+    prepare(tmp_path)
+    before = snapshot(tmp_path)
+    res = run(GRAM + ["--out", "o.csv", "--checkpoint", "notes.txt"], tmp_path)
+    assert res.returncode == 0, res.stderr
+    after = snapshot(tmp_path)
+    assert after["notes.txt"] == before["notes.txt"]
+    assert set(after) - set(before) == {"o.csv", "o.csv.json"}
+
+
+def test_a_checkpoint_written_by_the_run_is_removed_once_spent(tmp_path):
+    res = run(gram(T="2") + ["--out", "o.csv", "--checkpoint", "c.ckpt", "--checkpoint-every", "0.5"], tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert sorted(os.listdir(tmp_path)) == ["o.csv", "o.csv.json"]
+
+
+def sidecar_matches(folder, name="o.csv"):
+    side = json.loads((folder / (name + ".json")).read_text())
+    return side["sha256"]["csv"] == hashlib.sha256((folder / name).read_bytes()).hexdigest()
+
+
+def limit_file_size(n):
+    def apply():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() then fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (n, n))
+    return apply
+
+
+def test_a_failed_write_leaves_the_previous_pair_whole(tmp_path):
+    """Fault injection: a file-size limit makes the CSV's write fail after the sidecar's would
+    have fitted. The previous CSV and sidecar stay, matching each other, and no temporary
+    file is left."""
+    assert run(GRAM + ["--out", "o.csv"], tmp_path).returncode == 0
+    before = snapshot(tmp_path)
+    big = gram(T="40") + ["--out", "o.csv"]
+    res = run(big, tmp_path, preexec_fn=limit_file_size(8192))
+    assert res.returncode == 1, res.stderr
+    assert "o.csv" in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    assert snapshot(tmp_path) == before
+    assert sidecar_matches(tmp_path)
+    # Without the limit the new pair replaces the old one, and matches.
+    assert run(big, tmp_path).returncode == 0
+    assert sidecar_matches(tmp_path) and snapshot(tmp_path) != before
+
+
+def test_a_failed_write_to_standard_output_is_an_error(tmp_path):
+    with open(tmp_path / "stdout", "w") as sink:
+        res = subprocess.run([BINARY] + gram(T="40"), stdout=sink,
+                             stderr=subprocess.PIPE, text=True, preexec_fn=limit_file_size(4096), cwd=tmp_path)
+    assert res.returncode != 0
+    assert "standard output" in res.stderr and res.stderr.count("\n") == 1, res.stderr
+
+
+def test_temporary_files_of_a_killed_run_are_removed_by_the_next_write(tmp_path):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f".o.csv.tmp.{dead.pid}.AbCdEf"
+    stale.write_text("half a CSV")
+    mine = tmp_path / f".o.csv.tmp.{os.getpid()}.AbCdEf"  # a live process's: kept
+    mine.write_text("in progress")
+    assert run(GRAM + ["--out", "o.csv"], tmp_path).returncode == 0
+    assert not stale.exists() and mine.exists()
+
+
+def test_sigterm_leaves_no_temporary_file(tmp_path):
+    """A run stopped by SIGTERM while it writes: at whatever moment, nothing but whole files."""
+    args = ["sweep", "--engine", "gram", "--grid", "H=1:2;L=4,6", "--D", "2000", "--T", "4", "--runs", "4",
+            "--record-every", "0.05", "--out", "o.csv", "--work-dir", "wd"]
+    for delay in (0.05, 0.2, 0.5):
+        p = subprocess.Popen([BINARY, *args], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(delay)
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=60)
+        leftovers = [n for _, _, files in os.walk(tmp_path) for n in files if ".tmp." in n]
+        assert leftovers == [], leftovers
+
+
+def test_figure_stops_its_driver_and_children_on_sigterm(tmp_path):
+    p = subprocess.Popen([BINARY, "figure", "6", "--out-dir", str(tmp_path / "f")], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    time.sleep(6)  # the driver has started its headspec children by now
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=60) == 128 + signal.SIGTERM
+    # No process of this session (the driver, its children) is left running: each was sent
+    # the signal and is waited for (a child ends within one step, well under 10 s).
+    for _ in range(100):
+        left = subprocess.run(["ps", "-o", "pid=,args=", "-s", str(p.pid)], capture_output=True, text=True).stdout
+        if not left.strip():
+            break
+        time.sleep(0.1)
+    assert left.strip() == "", left
+
+
+def test_a_damaged_sweep_task_file_is_computed_again(tmp_path):
+    args = ["sweep", "--engine", "gram", "--grid", "H=1:2", "--D", "100", "--T", "0.5", "--runs", "2",
+            "--out", "o.csv", "--work-dir", "wd"]
+    assert run(args, tmp_path).returncode == 0
+    first = (tmp_path / "o.csv").read_bytes()
+    task = sorted((tmp_path / "wd").iterdir())[0]
+    data = bytearray(task.read_bytes())
+    data[-10] ^= 0x01
+    task.write_bytes(bytes(data))
+    res = run(args, tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "SHA-256" in res.stderr and "computing it again" in res.stderr
+    assert (tmp_path / "o.csv").read_bytes() == first
+
+
+PYTHON_REFUSED = [
+    ("H_true", dict(H=True), "H"),
+    ("runs_false", dict(runs=False), "runs"),
+    ("D_fraction", dict(D=100.5), "D"),
+    ("D_text", dict(D="100"), "D"),
+    ("lr_true", dict(lr=True), "lr"),
+    ("stop_when_specialised_1", dict(stop_when_specialised=1), "stop_when_specialised"),
+    ("seed_past_int64", dict(seed=10**20), "seed"),
+]
+
+
+@pytest.mark.parametrize("case,kw,keyword", PYTHON_REFUSED, ids=[c[0] for c in PYTHON_REFUSED])
+def test_python_keywords_are_as_strict_as_the_flags(case, kw, keyword):
+    with pytest.raises(ValueError) as e:
+        headspec.simulate(**{**dict(engine="gram", D=100, T=0.2), **kw})
+    assert f"{keyword}=" in str(e.value), str(e.value)
+
+
+def test_python_takes_exact_floats_and_numpy_integers_for_counts():
+    import numpy as np
+    a = headspec.simulate(engine="gram", D=1e2, T=0.2, H=np.int64(2))
+    b = headspec.simulate(engine="gram", D=100, T=0.2, H=2)
+    assert np.array_equal(a["loss"], b["loss"])

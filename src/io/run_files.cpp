@@ -1,0 +1,84 @@
+// The files of one run (include/headspec/run_files.hpp).
+#include "headspec/run_files.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "headspec/atomic_file.hpp"
+#include "headspec/errors.hpp"
+
+namespace headspec {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Whether a and b are one file: the same path after resolving links, or the same inode.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec), ec);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  if (ca == cb) return true;
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+}  // namespace
+
+void check_output_path(const std::string& path, const std::string& flag) {
+  if (path == "-") throw UsageError(fmt::format("{}: '-' is not a file (only --out writes to standard output, when absent)", flag));
+  fs::path p(path);
+  if (p.filename().empty()) throw UsageError(fmt::format("{}: '{}' names a folder, not a file", flag, path));
+  const auto dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("{}: folder '{}' does not exist", flag, dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0) throw UsageError(fmt::format("{}: folder '{}' is not writable", flag, dir.string()));
+  if (fs::is_directory(p, ec)) throw UsageError(fmt::format("{}: '{}' is a folder", flag, path));
+  if (regular_target(path).empty())
+    throw UsageError(fmt::format("{}: '{}' is not a regular file (a device, FIFO or socket): headspec writes only "
+                                 "regular files",
+                                 flag, path));
+}
+
+RunFiles& RunFiles::output(const std::string& flag, const std::string& path) {
+  if (path.empty()) return *this;
+  check_output_path(path, flag);
+  entries_.push_back({flag, path, true});
+  return *this;
+}
+
+RunFiles& RunFiles::derived_output(const std::string& what, const std::string& path) {
+  if (!path.empty()) {
+    if (regular_target(path).empty())
+      throw UsageError(fmt::format("{}: '{}' is not a regular file: headspec writes only regular files", what, path));
+    entries_.push_back({what, path, true});
+  }
+  return *this;
+}
+
+RunFiles& RunFiles::input(const std::string& flag, const std::string& path) {
+  if (!path.empty()) entries_.push_back({flag, path, false});
+  return *this;
+}
+
+RunFiles& RunFiles::folder(const std::string& flag, const std::string& path) {
+  if (!path.empty()) entries_.push_back({flag, path, true});
+  return *this;
+}
+
+void RunFiles::check() const {
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    for (std::size_t j = i + 1; j < entries_.size(); ++j) {
+      const Entry &a = entries_[i], &b = entries_[j];
+      if (!(a.written || b.written) || !same_file(a.path, b.path)) continue;
+      const Entry& out = a.written ? a : b;
+      const Entry& other = a.written ? b : a;
+      throw UsageError(fmt::format("{}: '{}' is also {} ('{}'): {}", out.what, out.path,
+                                   other.written ? "written as " + other.what : "read as " + other.what, other.path,
+                                   other.written ? "give each output its own file" : "an output never replaces an input"));
+    }
+}
+
+}  // namespace headspec
