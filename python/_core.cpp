@@ -8,6 +8,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <signal.h>
+
+#include <atomic>
 #include <cmath>
 #include <algorithm>
 #include <complex>
@@ -17,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "headspec/bayes.hpp"
+#include "headspec/checkpoint.hpp"
 #include "headspec/command_settings.hpp"
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
@@ -226,16 +230,77 @@ std::pair<py::dict, py::list> trajectory_arrays(const std::vector<const Trajecto
   return {records_to_arrays(rows, H, F), diverged};
 }
 
+// Ctrl-C in a long call (README "Python"). While the C++ drivers run without
+// the GIL, Python's own SIGINT handler only notes the signal for the main thread's next
+// bytecode, which would come after the whole run. So for the call's duration SIGINT also
+// sets a flag that the drivers poll between steps (Checkpointing::interrupt, no save
+// function): they stop within one step, the call returns, and PyErr_CheckSignals raises
+// KeyboardInterrupt as for any Python code. Only in the main thread, where Python handles
+// signals; elsewhere the scope does nothing.
+std::atomic<bool> g_python_interrupt{false};
+struct sigaction g_python_sigint {};
+
+extern "C" void on_python_sigint(int sig) {
+  g_python_interrupt.store(true);
+  if (g_python_sigint.sa_handler == SIG_DFL) {  // the process was meant to die of it
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
+  g_python_sigint.sa_handler(sig);  // Python's handler: it only trips Python's flags
+}
+
+class InterruptScope {
+ public:
+  InterruptScope() : active_(PyThread_get_thread_ident() == main_thread_ident()) {
+    if (!active_) return;
+    g_python_interrupt.store(false);
+    struct sigaction current {};
+    sigaction(SIGINT, nullptr, &current);
+    if (current.sa_handler == SIG_IGN || (current.sa_flags & SA_SIGINFO) != 0) {  // ignored, or not Python's
+      active_ = false;
+      return;
+    }
+    struct sigaction sa {};
+    sa.sa_handler = on_python_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &g_python_sigint);
+    c_.interrupt = &g_python_interrupt;
+  }
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+  ~InterruptScope() {
+    if (active_) sigaction(SIGINT, &g_python_sigint, nullptr);
+  }
+  /// What the drivers take: stop at the next step on SIGINT (null outside the main thread).
+  const Checkpointing* driver() const { return active_ ? &c_ : nullptr; }
+  const std::atomic<bool>* flag() const { return active_ ? &g_python_interrupt : nullptr; }
+  /// With the GIL, after the drivers returned: raises KeyboardInterrupt (or whatever the
+  /// Python handler of SIGINT raises) if a SIGINT came.
+  void raise_if_interrupted() const {
+    if (active_ && g_python_interrupt.load() && PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+
+ private:
+  static unsigned long main_thread_ident() {
+    return py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+  }
+  bool active_;
+  Checkpointing c_;
+};
+
 py::dict simulate(const py::kwargs& kwargs) {
   const SimulateSettings s = settings_from(simulate_parameters(), kwargs, "simulate");
   const ModelSpec model = s.to_spec();
   const SimulationSpec sim = s.simulation();
   const EngineFactory factory = sgd_engine_factory(s.engine, model, s.D);
   std::vector<Trajectory> trajectories;
+  const InterruptScope interrupt;
   {
     py::gil_scoped_release release;
-    trajectories = run_sgd_runs(factory, model, sim);
+    trajectories = run_sgd_runs(factory, model, sim, {}, interrupt.driver());
   }
+  interrupt.raise_if_interrupted();
   std::vector<const Trajectory*> runs;
   for (const auto& tr : trajectories) runs.push_back(&tr);
   auto [out, diverged] = trajectory_arrays(runs, model.H, model.F());
@@ -267,10 +332,12 @@ py::dict theory(const py::kwargs& kwargs) {
   const ModelSpec model = s.to_spec();
   const TheoryRuns theory_runs(model, s.runs_spec());
   std::vector<TheoryResult> results;
+  const InterruptScope interrupt;
   {
     py::gil_scoped_release release;
-    results = theory_runs.run();
+    results = theory_runs.run({}, interrupt.driver());
   }
+  interrupt.raise_if_interrupted();
   std::vector<const Trajectory*> runs;
   py::list converged;
   for (std::size_t k = 0; k < results.size(); ++k) {
@@ -337,12 +404,14 @@ py::dict mnist(const py::kwargs& kwargs) {
   ModelSpec model;
   const MnistStudySpec spec = s.study(model);
   std::vector<MnistRun> results;
+  const InterruptScope interrupt;
   {
     py::gil_scoped_release release;
     const MnistDigits digits = load_mnist(s.data);
     const MnistTask task = MnistTask::build(digits, split_mnist(digits, s.train_fraction, static_cast<uint32_t>(s.split_seed)));
-    results = run_mnist(task, model, spec);
+    results = run_mnist(task, model, spec, {}, interrupt.driver());
   }
+  interrupt.raise_if_interrupted();
   std::vector<const Trajectory*> runs;
   for (const auto& r : results) runs.push_back(&r.trajectory);
   auto [out, diverged] = trajectory_arrays(runs, model.H, kMnistClasses);
@@ -490,10 +559,13 @@ py::dict sweep(const py::kwargs& kwargs) {
   const SweepCommandSettings s = settings_from(sweep_parameters(), kwargs, "sweep");
   const SweepPlan plan(s);
   SweepTable table;
+  const InterruptScope interrupt;
   {
     py::gil_scoped_release release;
-    table = sweep_table(plan, run_sweep(plan));
+    std::vector<Trajectory> results = run_sweep(plan, interrupt.flag());
+    if (!(interrupt.flag() && interrupt.flag()->load())) table = sweep_table(plan, results);
   }
+  interrupt.raise_if_interrupted();
   py::list diverged, axes;
   for (const auto& r : table.summary)
     if (r.diverged) diverged.append(py::make_tuple(r.point, r.run, r.diverged_at));

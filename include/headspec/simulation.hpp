@@ -18,6 +18,7 @@ namespace headspec {
 class StateWriter;
 class StateReader;
 struct Checkpointing;
+class RunSlots;
 
 struct SimulationSpec {
   int64_t D = 10000;         ///< token dimension
@@ -76,8 +77,10 @@ using ProgressFn = std::function<void(int run, double t)>;
 
 /// Runs one trajectory: records at t = 0 and every record_every up to T (or up to the
 /// record at which it specialised, with sim.stop_when_specialised).
+/// With `checkpointing` (and `slots` for its state), as one run of run_sgd_runs.
 Trajectory run_sgd(const EngineFactory& make, const ModelSpec& model, const SimulationSpec& sim, int run,
-                   const ProgressFn& progress = {});
+                   const ProgressFn& progress = {}, RunSlots* slots = nullptr,
+                   const Checkpointing* checkpointing = nullptr);
 
 /// Runs sim.runs trajectories over the available threads; result k is run k. The same
 /// numbers whatever the number of threads. With `checkpointing`, the runs continue from

@@ -81,7 +81,8 @@ class SweepPlan {
   bool stop_rule() const;
 
   /// Runs one task (any thread).
-  Trajectory run_task(int task) const;
+  /// With `stop` set (docs/cli.md "Signals"), the task stops at its next step, interrupted.
+  Trajectory run_task(int task, const std::atomic<bool>* stop = nullptr) const;
   /// The key of a task in a work folder (SweepWorkDir): every parameter its result depends
   /// on, and the program's version and revision (another build may compute other numbers).
   std::string task_key(int task) const;
@@ -133,7 +134,9 @@ struct SweepTasks {
 SweepTasks sweep_tasks(const SweepPlan& plan, const SweepWorkDir* work);
 
 /// Runs every task of `plan` on this process's threads (no work folder): one trajectory per task.
-std::vector<Trajectory> run_sweep(const SweepPlan& plan);
+/// Once `stop` is set, the running tasks stop at their next step and no further one starts
+/// (those are empty); every such trajectory has `interrupted` set.
+std::vector<Trajectory> run_sweep(const SweepPlan& plan, const std::atomic<bool>* stop = nullptr);
 
 /// The results of a sweep as tables. A cell that a point lacks (its H, F or readout has
 /// fewer columns than the union of every point's) is nullopt: empty in the CSV.

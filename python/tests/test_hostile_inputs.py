@@ -9,6 +9,7 @@ import resource
 import signal
 import stat
 import subprocess
+import sys
 import time
 
 import pytest
@@ -275,3 +276,34 @@ def test_python_takes_exact_floats_and_numpy_integers_for_counts():
     a = headspec.simulate(engine="gram", D=1e2, T=0.2, H=np.int64(2))
     b = headspec.simulate(engine="gram", D=100, T=0.2, H=2)
     assert np.array_equal(a["loss"], b["loss"])
+
+
+INTERRUPTED_CALLS = [
+    ("simulate_dense", "headspec.simulate(engine='dense', D=10000, T=2000, record_every=100)"),
+    ("theory", "headspec.theory(mc=20000, T=100000, record_every=1000, dt=0.05)"),
+    ("sweep_theory", "headspec.sweep(grid='H=1:2', engine='theory', mc=20000, T=100000, record_every=1000)"),
+    ("sweep_gram", "headspec.sweep(grid='H=1:2', engine='gram', D=10000000, T=1000, record_every=100)"),
+]
+
+
+@pytest.mark.parametrize("case,call", INTERRUPTED_CALLS, ids=[c[0] for c in INTERRUPTED_CALLS])
+def test_ctrl_c_raises_keyboard_interrupt_in_a_long_call(tmp_path, case, call):
+    """Each call would run for hours; SIGINT makes it raise KeyboardInterrupt (every driver,
+    each task of a sweep too, stops at its next step). The 120 s bound only keeps a
+    regression from hanging the suite."""
+    script = ("import sys, headspec\n"
+              "print('started', flush=True)\n"
+              "try:\n"
+              f"    {call}\n"
+              "except KeyboardInterrupt:\n"
+              "    print('KeyboardInterrupt', flush=True)\n"
+              "    sys.exit(7)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env, cwd=tmp_path)
+    assert p.stdout.readline().strip() == "started"
+    time.sleep(1.5)  # inside the call by now
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 7, (p.returncode, out, err)
+    assert "KeyboardInterrupt" in out

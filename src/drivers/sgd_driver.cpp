@@ -129,8 +129,8 @@ class SgdRun {
 }  // namespace
 
 Trajectory run_sgd(const EngineFactory& make, const ModelSpec& model, const SimulationSpec& sim, int run,
-                   const ProgressFn& progress) {
-  return SgdRun(make, model, sim, run, progress, nullptr, nullptr).run().trajectory;
+                   const ProgressFn& progress, RunSlots* slots, const Checkpointing* checkpointing) {
+  return SgdRun(make, model, sim, run, progress, slots, checkpointing).run().trajectory;
 }
 
 std::vector<SgdRunResult> run_sgd_runs_with_state(const EngineFactory& make, const ModelSpec& model,

@@ -11,6 +11,7 @@
 
 #include "headspec/command_settings.hpp"
 #include "headspec/engines.hpp"
+#include "headspec/checkpoint.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
 #include "headspec/order_parameters.hpp"
@@ -103,17 +104,24 @@ bool SweepPlan::stop_rule() const {
   return theory_ && (settings_.until_converged > 0 || settings_.until_error_settled > 0);
 }
 
-Trajectory SweepPlan::run_task(int task) const {
+Trajectory SweepPlan::run_task(int task, const std::atomic<bool>* stop) const {
   const SweepPoint& p = point_of(task);
   const int run = task % settings_.runs;
+  // A stop request reaches the driver as an interrupt without a save function.
+  Checkpointing interrupt;
+  interrupt.interrupt = stop;
+  RunSlots slots(&interrupt, "sweep", settings_.runs);
+  RunSlots* slots_used = stop ? &slots : nullptr;
+  const Checkpointing* checkpointing = stop ? &interrupt : nullptr;
   if (theory_) {
     IntegrationSpec integration = integration_;
     if (sde_) integration.finite_D = static_cast<double>(p.D);
-    return run_theory(p.model, p.engine, mc_, integration, sim_.seed, run, mc_seed_).trajectory;
+    return run_theory(p.model, p.engine, mc_, integration, sim_.seed, run, mc_seed_, {}, slots_used, checkpointing)
+        .trajectory;
   }
   SimulationSpec point_sim = sim_;
   point_sim.D = p.D;
-  return run_sgd(p.engine, p.model, point_sim, run);
+  return run_sgd(p.engine, p.model, point_sim, run, {}, slots_used, checkpointing);
 }
 
 std::string SweepPlan::task_key(int task) const {
@@ -202,10 +210,18 @@ SweepTasks sweep_tasks(const SweepPlan& plan, const SweepWorkDir* work) {
   return t;
 }
 
-std::vector<Trajectory> run_sweep(const SweepPlan& plan) {
+std::vector<Trajectory> run_sweep(const SweepPlan& plan, const std::atomic<bool>* stop) {
   SweepTasks t = sweep_tasks(plan, nullptr);
   run_tasks_locally(
-      t.todo, [&](int task) { return plan.run_task(task); },
+      t.todo,
+      [&](int task) {
+        if (stop && stop->load()) {
+          Trajectory skipped;
+          skipped.interrupted = true;
+          return skipped;
+        }
+        return plan.run_task(task, stop);
+      },
       [&](int task, Trajectory&& result, int) { t.results[static_cast<std::size_t>(task)] = std::move(result); });
   return std::move(t.results);
 }
