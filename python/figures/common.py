@@ -1,5 +1,6 @@
 """Shared pieces of the figure scripts: running headspec, reading its CSV, saving figures."""
 import concurrent.futures
+import hashlib
 import json
 import os
 import signal
@@ -96,8 +97,12 @@ class Figure:
         out = args[args.index("--out") + 1]
         try:
             with open(out + ".json") as f:
-                same = json.load(f)["argv"][1:] == args
-        except (OSError, ValueError, KeyError):
+                side = json.load(f)
+            # The sidecar names the CSV it belongs to by its SHA-256 (docs/cli.md "Output
+            # files"): a CSV of another run (two writers, an interrupted rewrite) is not reused.
+            with open(out, "rb") as f:
+                same = side["argv"][1:] == args and side["sha256"]["csv"] == hashlib.sha256(f.read()).hexdigest()
+        except (OSError, ValueError, KeyError, TypeError):
             return False
         if same:
             self.reused.append(out)

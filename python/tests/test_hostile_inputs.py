@@ -307,3 +307,23 @@ def test_ctrl_c_raises_keyboard_interrupt_in_a_long_call(tmp_path, case, call):
     out, err = p.communicate(timeout=120)
     assert p.returncode == 7, (p.returncode, out, err)
     assert "KeyboardInterrupt" in out
+
+
+def test_figure_reuse_takes_only_a_csv_its_sidecar_names(tmp_path, monkeypatch):
+    """HEADSPEC_FIGURE_REUSE reuses a finished command's CSV only when the sidecar's SHA-256
+    of the CSV matches (a CSV of another run beside it is computed again)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "figure_common", os.path.join(os.path.dirname(BINARY), "..", "python", "figures", "common.py"))
+    common = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(common)
+    monkeypatch.setenv("HEADSPEC_FIGURE_REUSE", "1")
+    fig = common.Figure(1, BINARY, str(tmp_path), True)
+    out = str(tmp_path / "o.csv")
+    args = gram() + ["--out", out]
+    assert not fig.reusable(args)
+    assert run(args, tmp_path).returncode == 0
+    assert fig.reusable(args)
+    with open(out, "a") as f:
+        f.write("0,99,1\n")
+    assert not fig.reusable(args)
