@@ -69,7 +69,12 @@ void report_runs(const TheorySettings& o, const ModelSpec& model, const Integrat
                  const std::vector<TheoryResult>& results) {
   for (std::size_t k = 0; k < results.size(); ++k) {
     const auto& r = results[k];
-    if (r.trajectory.diverged)
+    if (r.trajectory.diverged && integration.method == Integrator::Dopri5)
+      std::cerr << fmt::format(
+          "headspec: run {} diverged (NaN, overflow, or dopri5's step size collapsed: over 1000 steps per unit of t) "
+          "at t = {}; the rows before it are kept; {}\n",
+          k, r.trajectory.diverged_at, smaller_step_advice(model));
+    else if (r.trajectory.diverged)
       std::cerr << fmt::format(
           "headspec: run {} diverged (NaN or overflow) at t = {}; the rows before it are kept; {} or a smaller --dt "
           "(now {})\n",

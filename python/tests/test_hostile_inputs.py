@@ -327,3 +327,13 @@ def test_figure_reuse_takes_only_a_csv_its_sidecar_names(tmp_path, monkeypatch):
     with open(out, "a") as f:
         f.write("0,99,1\n")
     assert not fig.reusable(args)
+
+
+def test_dopri5_with_a_far_too_large_step_stops_as_diverged(tmp_path):
+    """η = 10^4 makes the ODE stiff: dopri5's steps shrink to ~10^-4 and, uncapped, the run
+    took over five minutes; the step cap ends it with status 3 and its rows."""
+    res = run(["theory", "--integrator", "dopri5", "--lr", "1e4", "--mc", "1000", "--out", "o.csv"], tmp_path,
+              timeout=120)
+    assert res.returncode == 3, res.stderr
+    assert "dopri5" in res.stderr and "--lr" in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    assert (tmp_path / "o.csv").read_text().count("\n") >= 2  # the header and the record at t = 0
