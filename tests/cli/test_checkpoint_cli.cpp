@@ -179,6 +179,16 @@ TEST(CheckpointCli, TheoryWithResampledSamplesResumesToTheSameBytes) {
                              "--integrator heun");
 }
 
+// The stochastic theory (docs/model.md §12): its Brownian increments are drawn from the
+// stream of (seed, step), so an interrupted run continues with the same noise.
+TEST(CheckpointCli, TheorySdeResumesToTheSameBytes) {
+  check_interrupt_and_resume("theory_sde",
+                             "theory --sde --init-D 1000 --L 4 --mc 6000 --integrator heun --dt 0.1 --T 60 "
+                             "--record-every 0.5 --runs 2",
+                             "3",
+                             "--q0 0.5");
+}
+
 TEST(CheckpointCli, MnistResumesToTheSameBytes) {
   HEADSPEC_REQUIRE_REAL_MNIST(data);
   check_interrupt_and_resume("mnist",
