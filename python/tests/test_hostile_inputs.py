@@ -228,7 +228,7 @@ def test_figure_stops_its_driver_and_children_on_sigterm(tmp_path):
     time.sleep(6)  # the driver has started its headspec children by now
     p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=60) == 128 + signal.SIGTERM
-    # No process of this session (the driver, its children) is left running: each was sent
+    # No process that figure started (the driver, its children) is left running: each was sent
     # the signal and is waited for (a child ends within one step, well under 10 s).
     for _ in range(100):
         left = subprocess.run(["ps", "-o", "pid=,args=", "-s", str(p.pid)], capture_output=True, text=True).stdout

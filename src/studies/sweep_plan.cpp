@@ -1,5 +1,7 @@
 #include "headspec/sweep_plan.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -108,10 +110,12 @@ Trajectory SweepPlan::run_task(int task, const std::atomic<bool>* stop) const {
   const SweepPoint& p = point_of(task);
   const int run = task % settings_.runs;
   // A stop request reaches the driver as an interrupt without a save function.
+  // The slots only when asked (no allocation per task otherwise).
   Checkpointing interrupt;
   interrupt.interrupt = stop;
-  RunSlots slots(&interrupt, "sweep", settings_.runs);
-  RunSlots* slots_used = stop ? &slots : nullptr;
+  std::optional<RunSlots> slots;
+  if (stop) slots.emplace(&interrupt, "sweep", settings_.runs);
+  RunSlots* slots_used = slots ? &*slots : nullptr;
   const Checkpointing* checkpointing = stop ? &interrupt : nullptr;
   if (theory_) {
     IntegrationSpec integration = integration_;
