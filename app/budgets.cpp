@@ -75,6 +75,24 @@ RunBudget bayes_budget(const BayesSettings& o, const ModelSpec& model) {
   return b;
 }
 
+RunBudget linearise_budget(const LineariseSettings& o, const ModelSpec& model) {
+  RunBudget b;
+  const double H = model.H, F = model.F();
+  const double state = H * F + H + H * (H + 1) / 2 + H;  // M, R, Q, c (docs/model.md §6)
+  const double N = static_cast<double>(o.mc);
+  const double approach = o.approach_mc > 0 ? static_cast<double>(o.approach_mc) : N;
+  // Four evaluations of the samples per RK4 step of the approach, of the growth check and of
+  // --along; two per state component for each Jacobian (every Newton step and the last one).
+  // The prediction runs (--predict-delta) stop at the threshold: not counted.
+  const double rk4 = 4.0 * (approach * o.T_max + N * ((o.growth ? o.growth_T : 0.0) + o.along)) / o.dt;
+  const double jacobians = (o.newton_iterations + 1.0) * 2.0 * state * N;
+  b.steps = o.mc_seeds * (rk4 + jacobians);
+  b.bytes = std::max(N, approach) * model.L * (H + F + 2.0) * 8.0;  // the fixed samples, as theory's
+  b.what = fmt::format("{} sample sets × ({:.3g} RK4 steps + {} Jacobians) of {:.3g} samples", o.mc_seeds,
+                       o.T_max / o.dt, o.newton_iterations + 1, N);
+  return b;
+}
+
 RunBudget sweep_budget(const SweepCommandSettings& o, const ModelSpec& model, double D, int tasks) {
   if (o.engine == "theory" || o.engine == "sde") {
     RunBudget b;

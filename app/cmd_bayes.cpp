@@ -9,6 +9,7 @@
 #include "headspec/bayes.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
+#include "headspec/thread_limit.hpp"
 #include "options.hpp"
 
 namespace headspec::app {
@@ -18,6 +19,7 @@ int run_bayes(const BayesSettings& o, bool check_only) {
   const ModelSpec model = o.to_spec();
   o.check();
   check_budget(bayes_budget(o, model), o);
+  const ThreadLimit thread_limit(o.threads);  // --threads, for the rest of the command
   if (check_only) return 0;
   nlohmann::json out = provenance();
   out["command"] = "bayes";

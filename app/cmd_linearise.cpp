@@ -5,9 +5,11 @@
 #include <iostream>
 #include <memory>
 
+#include "budgets.hpp"
 #include "commands.hpp"
 #include "headspec/io.hpp"
 #include "headspec/linearise_study.hpp"
+#include "headspec/thread_limit.hpp"
 #include "options.hpp"
 
 namespace headspec::app {
@@ -15,6 +17,8 @@ namespace {
 
 int run_linearise(const LineariseSettings& o, const std::vector<std::string>& argv, bool check_only) {
   const LineariseStudy study = prepare_linearise(o);
+  check_budget(linearise_budget(o, o.to_spec()), o);
+  const ThreadLimit thread_limit(o.threads);  // --threads, for the rest of the command
   run_files(o.out, o.prior, /*sidecar=*/false).check();  // the JSON is the output
   if (check_only) return 0;
 

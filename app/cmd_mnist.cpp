@@ -14,6 +14,7 @@
 #include "headspec/mnist_engine.hpp"
 #include "headspec/png.hpp"
 #include "headspec/study_checks.hpp"
+#include "headspec/thread_limit.hpp"
 #include "options.hpp"
 
 namespace headspec::app {
@@ -83,7 +84,7 @@ nlohmann::json mnist_sidecar(const MnistSettings& o, const nlohmann::json& param
   meta["data"]["folder"] = o.data;
   meta["simulation"] = params["simulation"];
   checkpointing.annotate(meta);
-  meta["columns"] = csv_columns(model.H, kMnistClasses, model.readout == Readout::Learned);
+  meta["columns"] = csv_columns(model.H, kMnistClasses, model.readout == Readout::Learned, CsvErrors::loss);
   meta["specialisation"] = tau_summary(runs);
   return meta;
 }
@@ -108,6 +109,8 @@ int run_mnist_command(const MnistSettings& o, const std::vector<std::string>& ar
   ModelSpec model;
   const MnistStudySpec spec = o.study(model);
   check_budget(mnist_budget(o, model), o);
+  const ThreadLimit thread_limit(o.threads);  // --threads, for the rest of the command
+  const ProgressMode progress_shown = progress_mode(o.progress);
   RunFiles files = run_files(o.out, o.prior);
   files.output("--keys", o.keys).output("--tau", o.tau);
   if (check_only) {
@@ -122,7 +125,7 @@ int run_mnist_command(const MnistSettings& o, const std::vector<std::string>& ar
   checkpointing.declare(files);
   files.check();
 
-  Progress progress("mnist", static_cast<double>(o.runs) * (spec.sim.records() + 1));
+  Progress progress("mnist", static_cast<double>(o.runs) * (spec.sim.records() + 1), progress_shown);
   std::atomic<long long> done{0};
   const auto runs = run_mnist(
       task, model, spec,

@@ -12,6 +12,7 @@
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
+#include "headspec/thread_limit.hpp"
 #include "options.hpp"
 
 namespace headspec::app {
@@ -33,7 +34,7 @@ nlohmann::json simulate_sidecar(const nlohmann::json& params, const std::vector<
   meta["model"] = params["model"];
   meta["simulation"] = params["simulation"];
   checkpointing.annotate(meta);
-  meta["columns"] = csv_columns(model.H, model.F(), model.readout == Readout::Learned);
+  meta["columns"] = csv_columns(model.H, model.F(), model.readout == Readout::Learned, CsvErrors::loss);
   return meta;
 }
 
@@ -43,6 +44,8 @@ int run_simulate(const SimulateSettings& o, const std::vector<std::string>& argv
   RunFiles files = run_files(o.out, o.prior);
   const SimulationSpec sim = o.simulation();
   check_budget(simulate_budget(o, model), o);
+  const ThreadLimit thread_limit(o.threads);  // --threads, for the rest of the command
+  const ProgressMode progress_shown = progress_mode(o.progress);
   const EngineFactory factory = sgd_engine_factory(o.engine, model, o.D);
   const nlohmann::json params = simulate_params(o, model);
   const CliCheckpointing checkpointing(o, params);
@@ -50,7 +53,7 @@ int run_simulate(const SimulateSettings& o, const std::vector<std::string>& argv
   files.check();
   if (check_only) return 0;
 
-  Progress progress("simulate", static_cast<double>(o.runs) * (sim.records() + 1));
+  Progress progress("simulate", static_cast<double>(o.runs) * (sim.records() + 1), progress_shown);
   std::atomic<long long> done{0};
   const auto trajectories = run_sgd_runs(
       factory, model, sim,

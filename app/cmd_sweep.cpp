@@ -16,8 +16,10 @@
 #include "commands.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
+#include "headspec/number_text.hpp"
 #include "headspec/sweep.hpp"
 #include "headspec/sweep_plan.hpp"
+#include "headspec/thread_limit.hpp"
 #include "options.hpp"
 #include "sweep_ranks.hpp"
 
@@ -33,10 +35,35 @@ std::string usage_line(std::string message) {
   return "headspec: error: " + message + "\n";
 }
 
+// --shard K/N (docs/cluster.md "SLURM job arrays"): the tasks t (grid point × run, in the
+// CSV's order) with t mod N = K − 1, so every slice holds points from all over the grid.
+struct Shard {
+  int index = 0;  ///< K − 1
+  int count = 1;  ///< N
+  bool contains(int task) const { return task % count == index; }
+};
+
+// Null without --shard; throws ParameterError naming --shard.
+std::optional<Shard> parse_shard(const SweepOptions& o) {
+  if (o.shard.empty()) return std::nullopt;
+  const auto slash = o.shard.find('/');
+  if (slash == std::string::npos) throw ParameterError("shard", fmt::format("expected K/N (e.g. 3/8), got '{}'", o.shard));
+  Shard shard;
+  shard.count = static_cast<int>(parse_decimal_integer(o.shard.substr(slash + 1), "shard", 1, 1000000));
+  shard.index = static_cast<int>(parse_decimal_integer(o.shard.substr(0, slash), "shard", 1, shard.count)) - 1;
+  if (o.work_dir.empty()) throw ParameterError("shard", "needs --work-dir, the folder where the shards store their runs");
+  if (!o.out.empty() || !o.summary.empty())
+    throw ParameterError("shard", "a shard writes only into --work-dir; --out and --summary belong to the merge "
+                                  "(the same command without --shard)");
+  return shard;
+}
+
 // The settings of the flags; the plan checks them (throws UsageError naming the flag). Only
 // rank 0 (`writes`) checks and creates what it alone writes: --out, --summary and --work-dir.
 std::unique_ptr<SweepPlan> prepare(const SweepOptions& o, bool writes) {
   auto plan = std::make_unique<SweepPlan>(o);
+  parse_shard(o);
+  progress_mode(o.progress);
   const SweepPoint* largest = &plan->points().front();  // the largest D, then the most heads
   for (const auto& p : plan->points())
     if (std::tie(p.D, p.model.H, p.model.L) > std::tie(largest->D, largest->model.H, largest->model.L)) largest = &p;
@@ -117,6 +144,25 @@ void report_counts(const SweepRanks& ranks, int tasks, long long done, int reuse
   std::cerr << line << "\n";
 }
 
+// What a shard tells once its runs are in the work folder; status 3 if one of them diverged
+// (the merge reports which).
+int report_shard(const Shard& shard, int tasks, long long computed, const SweepTasks& sweep,
+                 const SweepWorkDir& work) {
+  int mine = 0, diverged = 0;
+  for (int task = 0; task < tasks; ++task) {
+    if (!shard.contains(task)) continue;
+    ++mine;
+    diverged += sweep.results[static_cast<std::size_t>(task)].diverged ? 1 : 0;
+  }
+  std::cerr << fmt::format("headspec: sweep: shard {}/{}: {} of {} runs: {} computed, {} reused from {}; once every "
+                           "shard is done, the same command without --shard writes the CSV\n",
+                           shard.index + 1, shard.count, mine, tasks, computed, mine - computed, work.folder());
+  if (diverged > 0)
+    std::cerr << fmt::format("headspec: sweep: shard {}/{}: {} runs diverged (NaN or overflow); the merge names them\n",
+                             shard.index + 1, shard.count, diverged);
+  return diverged > 0 ? 3 : 0;
+}
+
 // Every rank ends with rank 0's status (a failure on rank 0 ends the others with 1).
 int finish_ranks(SweepRanks& ranks, int status, const std::exception_ptr& failure) {
   status = ranks.broadcast(ranks.rank() == 0 && failure ? 1 : status);
@@ -144,17 +190,21 @@ int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv, bool 
   int status = 0;
   const std::unique_ptr<SweepPlan> prepared = prepare_on_every_rank(o, ranks, status);
   if (!prepared) return status;
+  const ThreadLimit thread_limit(o.threads);  // --threads (per rank), for the rest of the command
   const SweepPlan& plan = *prepared;
+  const std::optional<Shard> shard = parse_shard(o);  // checked by prepare
+  const ProgressMode progress_shown = progress_mode(o.progress);
   const int tasks = plan.tasks();
   std::optional<SweepWorkDir> work;
   SweepTasks sweep;  // rank 0's: the others take their tasks from it
   if (master) {
     if (!o.work_dir.empty()) work.emplace(o.work_dir);
     sweep = sweep_tasks(plan, work ? &*work : nullptr);
+    if (shard) std::erase_if(sweep.todo, [&](int task) { return !shard->contains(task); });
     for (const auto& problem : sweep.problems) std::cerr << "headspec: warning: " << problem << "; computing it again\n";
   }
   std::vector<std::atomic<int>> computed_by(static_cast<std::size_t>(ranks.size()));
-  Progress progress("sweep", static_cast<double>(sweep.todo.size()));
+  Progress progress("sweep", static_cast<double>(sweep.todo.size()), progress_shown);
   std::atomic<long long> done{0};
   auto run_task = [&](int task) { return plan.run_task(task); };
   auto task_done = [&](int task, Trajectory&& result, int by_rank) {
@@ -170,9 +220,13 @@ int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv, bool 
     ranks.run_tasks(sweep.todo, run_task, task_done);
     if (master) {
       progress.finish();
-      report_counts(ranks, tasks, done.load(), tasks - static_cast<int>(sweep.todo.size()), computed_by, work,
-                    sweep.keys);
-      status = write_results(o, argv, plan, sweep.results);
+      if (shard) {
+        status = report_shard(*shard, tasks, done.load(), sweep, *work);
+      } else {
+        report_counts(ranks, tasks, done.load(), tasks - static_cast<int>(sweep.todo.size()), computed_by, work,
+                      sweep.keys);
+        status = write_results(o, argv, plan, sweep.results);
+      }
     }
   } catch (...) {
     failure = std::current_exception();

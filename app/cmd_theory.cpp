@@ -11,6 +11,7 @@
 #include "headspec/io.hpp"
 #include "headspec/settings.hpp"
 #include "headspec/theory_runs.hpp"
+#include "headspec/thread_limit.hpp"
 #include "options.hpp"
 
 namespace headspec::app {
@@ -46,8 +47,7 @@ nlohmann::json theory_sidecar(const TheorySettings& o, const nlohmann::json& par
   meta["theory"] = params["theory"];
   checkpointing.annotate(meta);
   const bool learned = model.readout == Readout::Learned;
-  meta["columns"] = o.mc_error ? csv_columns_with_errors(model.H, model.F(), learned)
-                               : csv_columns(model.H, model.F(), learned);
+  meta["columns"] = csv_columns(model.H, model.F(), learned, o.mc_error ? CsvErrors::all : CsvErrors::none);
   for (std::size_t k = 0; k < results.size(); ++k) {
     const auto& r = results[k];
     nlohmann::json run = {{"run", k}, {"evaluations", r.evaluations}};
@@ -97,6 +97,8 @@ int run_theory(const TheorySettings& o, const std::vector<std::string>& argv, bo
   RunFiles files = run_files(o.out, o.prior);
   const TheoryRuns theory(model, o.runs_spec());
   check_budget(theory_budget(o, model), o);
+  const ThreadLimit thread_limit(o.threads);  // --threads, for the rest of the command
+  const ProgressMode progress_shown = progress_mode(o.progress);
   const IntegrationSpec& integration = theory.integration();
   const nlohmann::json params = theory_params(o, model, theory);
   const CliCheckpointing checkpointing(o, params);
@@ -104,7 +106,7 @@ int run_theory(const TheorySettings& o, const std::vector<std::string>& argv, bo
   files.check();
   if (check_only) return 0;
 
-  Progress progress("theory", static_cast<double>(o.runs) * (o.T + o.record_every));
+  Progress progress("theory", static_cast<double>(o.runs) * (o.T + o.record_every), progress_shown);
   const std::vector<TheoryResult> results = theory.run(
       [&](int run, double t) {
         progress.update(fmt::format("run {} t = {:.4g} / {}", run, t, o.T), run * (o.T + o.record_every) + t);
@@ -121,7 +123,7 @@ int run_theory(const TheorySettings& o, const std::vector<std::string>& argv, bo
   const nlohmann::json meta = theory_sidecar(o, params, argv, checkpointing, model, results);
   write_output(o.out,
                format_csv(record_rows(runs), model.H, model.F(), model.readout == Readout::Learned,
-                          o.mc_error ? &errors : nullptr),
+                          o.mc_error ? CsvErrors::all : CsvErrors::none, &errors),
                meta);
   checkpointing.completed();
   report_runs(o, model, integration, results);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -83,32 +84,67 @@ void report_divergence(const std::vector<const Trajectory*>& trajectories, const
           trajectories[k]->diverged_at, smaller_step_advice(model));
 }
 
-Progress::Progress(std::string label, double total)
-    : label_(std::move(label)), total_(total), enabled_(isatty(STDERR_FILENO) == 1) {}
+namespace {
+long long now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+ProgressMode progress_mode(const std::string& text) {
+  if (text == "auto") return ProgressMode::Auto;
+  if (text == "bar") return ProgressMode::Bar;
+  if (text == "lines") return ProgressMode::Lines;
+  if (text == "off") return ProgressMode::Off;
+  throw ParameterError("progress", fmt::format("expected auto, bar, lines or off, got '{}'", text));
+}
+
+Progress::Progress(std::string label, double total, ProgressMode mode)
+    : label_(std::move(label)), total_(total), mode_(mode), quiet_ms_(0), start_ms_(now_ms()) {
+  if (mode_ == ProgressMode::Auto) {
+    mode_ = isatty(STDERR_FILENO) == 1 ? ProgressMode::Bar : ProgressMode::Lines;
+    if (mode_ == ProgressMode::Lines) quiet_ms_ = 10000;
+  }
+}
 
 void Progress::update(const std::string& what, double done) {
-  if (!enabled_) return;
+  if (mode_ == ProgressMode::Off) return;
   static std::mutex mutex;
   std::unique_lock lock(mutex, std::try_to_lock);
   if (!lock) return;
-  const long long now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count();
+  const double percent = total_ > 0 ? 100.0 * done / total_ : 100.0;
+  const long long now = now_ms();
+  if (mode_ == ProgressMode::Bar)
+    bar(what, percent, now);
+  else
+    line(what, percent, now);
+}
+
+void Progress::bar(const std::string& what, double percent, long long now) {
   if (now - last_ms_ < 200) return;
   last_ms_ = now;
-  std::cerr << fmt::format("\r{}: {} ({:.0f}%)   ", label_, what, total_ > 0 ? 100.0 * done / total_ : 100.0)
+  std::cerr << fmt::format("\r{}: {} ({:.0f}%)   ", label_, what, percent) << std::flush;
+}
+
+void Progress::line(const std::string& what, double percent, long long now) {
+  const int step = static_cast<int>(std::floor(percent / 5.0));
+  if (step < next_step_) return;
+  next_step_ = step + 1;
+  if (now - start_ms_ < quiet_ms_) return;
+  std::cerr << fmt::format("headspec: {}: {}% ({}), {:.0f} s\n", label_, 5 * std::min(step, 20), what,
+                           static_cast<double>(now - start_ms_) / 1000.0)
             << std::flush;
 }
 
 void Progress::finish() {
-  if (enabled_) std::cerr << "\r\033[K" << std::flush;
+  if (mode_ == ProgressMode::Bar) std::cerr << "\r\033[K" << std::flush;
 }
 
 int finish_sgd_command(const std::string& out, const std::vector<const Trajectory*>& runs, const ModelSpec& model,
                        int F, nlohmann::json& sidecar, const std::vector<ExtraOutput>& extras,
                        const std::function<void()>& checkpoint_spent) {
   const int status = record_divergence(runs, sidecar);
-  write_output(out, format_csv(record_rows(runs), model.H, F, model.readout == Readout::Learned), sidecar, extras);
+  write_output(out, format_csv(record_rows(runs), model.H, F, model.readout == Readout::Learned, CsvErrors::loss), sidecar, extras);
   checkpoint_spent();
   report_divergence(runs, model);
   return status;

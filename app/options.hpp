@@ -105,18 +105,33 @@ int finish_sgd_command(const std::string& out, const std::vector<const Trajector
                        int F, nlohmann::json& sidecar, const std::vector<ExtraOutput>& extras,
                        const std::function<void()>& checkpoint_spent);
 
-/// A progress line on stderr, only when stderr is a terminal; at most ~5 updates/s.
+/// --progress (docs/cli.md "Progress"): a bar redrawn in place on a terminal, or lines that
+/// read well in a batch log.
+enum class ProgressMode { Auto, Bar, Lines, Off };
+
+/// Throws ParameterError naming --progress for anything but auto, bar, lines, off.
+ProgressMode progress_mode(const std::string& text);
+
+/// Progress on stderr. Bar: one line redrawn with '\r', at most ~5 times a second. Lines: a
+/// line each time another 5 % is done. Auto: the bar when stderr is a terminal, otherwise
+/// the lines, but only once the command has run for 10 s (a short run prints nothing).
 class Progress {
  public:
-  Progress(std::string label, double total);
+  Progress(std::string label, double total, ProgressMode mode);
   void update(const std::string& what, double done);
   void finish();
 
  private:
+  void bar(const std::string& what, double percent, long long now);
+  void line(const std::string& what, double percent, long long now);
+
   std::string label_;
   double total_;
-  bool enabled_;
+  ProgressMode mode_;     ///< Bar, Lines or Off (Auto resolved)
+  long long quiet_ms_;    ///< Lines: nothing before this many ms from the start
+  long long start_ms_;
   long long last_ms_ = 0;
+  int next_step_ = 1;     ///< Lines: the next multiple of 5 % to report
 };
 
 }  // namespace headspec::app

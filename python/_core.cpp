@@ -10,12 +10,15 @@
 
 #include <signal.h>
 
-#include <atomic>
-#include <cmath>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
 #include <complex>
+#include <exception>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <nlohmann/json.hpp>
 
@@ -30,6 +33,7 @@
 #include "headspec/parameters.hpp"
 #include "headspec/sweep_plan.hpp"
 #include "headspec/theory_runs.hpp"
+#include "headspec/thread_limit.hpp"
 #include "headspec/version.hpp"
 
 namespace py = pybind11;
@@ -176,39 +180,24 @@ py::list describe(const ParameterTable<S>& table) {
 
 py::object from_json(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
 
-py::dict records_to_arrays(const std::vector<const Record*>& rows, int H, int F) {
-  const auto n = static_cast<py::ssize_t>(rows.size());
-  py::array_t<int> run(n);
-  py::array_t<double> t(n), loss(n), M({n, py::ssize_t(H), py::ssize_t(F)}), R({n, py::ssize_t(H)}),
-      Q({n, py::ssize_t(H), py::ssize_t(H)}), c({n, py::ssize_t(H)});
-  auto run_ = run.mutable_unchecked<1>();
-  auto t_ = t.mutable_unchecked<1>();
-  auto loss_ = loss.mutable_unchecked<1>();
-  auto M_ = M.mutable_unchecked<3>();
-  auto R_ = R.mutable_unchecked<2>();
-  auto Q_ = Q.mutable_unchecked<3>();
-  auto c_ = c.mutable_unchecked<2>();
+// The rows of the command's CSV as numbers (format_csv: the same columns, the same values):
+// {"columns": names, "values": rows × columns}; python/headspec/results.py labels them.
+py::dict rows_table(const std::vector<const Record*>& rows, int H, int F, bool with_readout, CsvErrors kind,
+                    const std::vector<const std::vector<double>*>& errors = {}) {
+  const std::vector<std::string> columns = csv_columns(H, F, with_readout, kind);
+  const auto n = static_cast<py::ssize_t>(rows.size()), width = static_cast<py::ssize_t>(columns.size());
+  py::array_t<double> values({n, width});
+  auto v = values.mutable_unchecked<2>();
+  std::vector<double> row;
   for (py::ssize_t i = 0; i < n; ++i) {
     const Record& r = *rows[i];
-    run_(i) = r.run;
-    t_(i) = r.t;
-    loss_(i) = r.loss;
-    for (int h = 0; h < H; ++h) {
-      for (int f = 0; f < F; ++f) M_(i, h, f) = r.op.M(h, f);
-      R_(i, h) = r.op.R[h];
-      for (int g = 0; g < H; ++g) Q_(i, h, g) = r.op.Q(h, g);
-      c_(i, h) = r.op.c[h];
-    }
+    row.assign({static_cast<double>(r.run), r.t});
+    append_csv_values(r, with_readout, row);
+    if (kind == CsvErrors::loss) row.push_back(r.loss_se);
+    if (kind == CsvErrors::all) row.insert(row.end(), errors[i]->begin(), errors[i]->end());
+    for (py::ssize_t k = 0; k < width; ++k) v(i, k) = row[static_cast<std::size_t>(k)];
   }
-  py::dict d;
-  d["run"] = run;
-  d["t"] = t;
-  d["loss"] = loss;
-  d["M"] = M;
-  d["R"] = R;
-  d["Q"] = Q;
-  d["c"] = c;
-  return d;
+  return py::dict(py::arg("columns") = columns, py::arg("values") = values);
 }
 
 py::dict model_dict(const ModelSpec& m) {
@@ -219,15 +208,19 @@ py::dict model_dict(const ModelSpec& m) {
 
 // ---- the subcommands ----
 
-// The rows of every run and the runs that diverged, (run, t).
-std::pair<py::dict, py::list> trajectory_arrays(const std::vector<const Trajectory*>& runs, int H, int F) {
+// The rows of every run as rows_table, the number of runs and the runs that diverged, (run, t).
+py::dict trajectory_table(const std::vector<const Trajectory*>& runs, const ModelSpec& model, int F, CsvErrors kind,
+                          const std::vector<const std::vector<double>*>& errors = {}) {
   std::vector<const Record*> rows;
   py::list diverged;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     for (const auto& r : runs[k]->records) rows.push_back(&r);
     if (runs[k]->diverged) diverged.append(py::make_tuple(k, runs[k]->diverged_at));
   }
-  return {records_to_arrays(rows, H, F), diverged};
+  py::dict out = rows_table(rows, model.H, F, model.readout == Readout::Learned, kind, errors);
+  out["runs"] = runs.size();
+  out["diverged"] = diverged;
+  return out;
 }
 
 // Ctrl-C in a long call (README "Python"). While the C++ drivers run without
@@ -289,76 +282,133 @@ class InterruptScope {
   Checkpointing c_;
 };
 
-py::dict simulate(const py::kwargs& kwargs) {
+// progress= (README "Python"): callback(done, total) with the GIL, from whichever thread
+// finished a record (a task, for sweep), at most every 100 ms, and once more at the end of
+// the call. An exception it raises stops the call as Ctrl-C does, and the call raises it.
+class PythonProgress {
+ public:
+  PythonProgress(py::object callback, double total, const InterruptScope& interrupt)
+      : callback_(std::move(callback)), total_(std::llround(total)), can_stop_(interrupt.flag() != nullptr) {}
+  PythonProgress(const PythonProgress&) = delete;
+  PythonProgress& operator=(const PythonProgress&) = delete;
+
+  /// One more unit done; from any thread, without the GIL.
+  void step() {
+    const long long done = ++done_;
+    if (callback_.is_none() || failed_.load()) return;
+    std::unique_lock lock(mutex_, std::try_to_lock);
+    const auto now = std::chrono::steady_clock::now();
+    if (!lock || now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    py::gil_scoped_acquire gil;
+    call(done);
+  }
+  /// The drivers' hook: one record of any run.
+  ProgressFn driver() {
+    return [this](int, double) { step(); };
+  }
+  /// With the GIL, after the drivers returned: the last count, then the callback's exception.
+  void finish() {
+    if (!callback_.is_none() && !failed_.load()) call(done_.load());
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
+ private:
+  void call(long long done) {
+    try {
+      callback_(done, total_);
+    } catch (...) {
+      failure_ = std::current_exception();
+      failed_.store(true);
+      if (can_stop_) g_python_interrupt.store(true);  // the drivers stop at their next step
+    }
+  }
+
+  py::object callback_;
+  long long total_;
+  bool can_stop_;  ///< the call's InterruptScope is active: its flag stops the drivers
+  std::atomic<long long> done_{0};
+  std::atomic<bool> failed_{false};
+  std::exception_ptr failure_;
+  std::mutex mutex_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+// progress= belongs to the Python layer, not to the flags: taken out before they are read.
+std::pair<py::kwargs, py::object> split_progress(const py::kwargs& kwargs) {
+  py::kwargs flags;
+  py::object progress = py::none();
+  for (auto item : kwargs) {
+    if (py::cast<std::string>(item.first) == "progress")
+      progress = py::reinterpret_borrow<py::object>(item.second);
+    else
+      flags[item.first] = item.second;
+  }
+  return {flags, progress};
+}
+
+py::dict simulate(const py::kwargs& all) {
+  const auto [kwargs, callback] = split_progress(all);
   const SimulateSettings s = settings_from(simulate_parameters(), kwargs, "simulate");
+  const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   const ModelSpec model = s.to_spec();
   const SimulationSpec sim = s.simulation();
   const EngineFactory factory = sgd_engine_factory(s.engine, model, s.D);
   std::vector<Trajectory> trajectories;
   const InterruptScope interrupt;
+  PythonProgress progress(callback, static_cast<double>(sim.runs) * static_cast<double>(sim.records() + 1), interrupt);
   {
     py::gil_scoped_release release;
-    trajectories = run_sgd_runs(factory, model, sim, {}, interrupt.driver());
+    trajectories = run_sgd_runs(factory, model, sim, progress.driver(), interrupt.driver());
   }
   interrupt.raise_if_interrupted();
+  progress.finish();
   std::vector<const Trajectory*> runs;
   for (const auto& tr : trajectories) runs.push_back(&tr);
-  auto [out, diverged] = trajectory_arrays(runs, model.H, model.F());
+  py::dict out = trajectory_table(runs, model, model.F(), CsvErrors::loss);
   out["model"] = model_dict(model);
   out["simulation"] = from_json(sidecar_parameters(simulate_parameters(), s)["simulation"]);
-  out["diverged"] = diverged;
   return out;
 }
 
-// mc_error=True: {column: array over the records of all runs} of the Monte Carlo standard
-// errors (TheoryResult::mc_error), the columns those of the CSV (loss, M_1_1, …).
-py::dict mc_error_dict(const std::vector<TheoryResult>& results, const ModelSpec& model) {
-  const std::vector<std::string> columns = csv_columns(model.H, model.F(), model.readout == Readout::Learned);
-  std::vector<const std::vector<double>*> rows;
-  for (const TheoryResult& r : results)
-    for (const auto& e : r.mc_error) rows.push_back(&e);
-  py::dict out;
-  for (std::size_t c = 2; c < columns.size(); ++c) {
-    py::array_t<double> a(static_cast<py::ssize_t>(rows.size()));
-    auto v = a.mutable_unchecked<1>();
-    for (std::size_t i = 0; i < rows.size(); ++i) v(static_cast<py::ssize_t>(i)) = (*rows[i])[c - 2];
-    out[py::str(columns[c])] = a;
-  }
-  return out;
-}
-
-py::dict theory(const py::kwargs& kwargs) {
+py::dict theory(const py::kwargs& all) {
+  const auto [kwargs, callback] = split_progress(all);
   const TheorySettings s = settings_from(theory_parameters(), kwargs, "theory");
+  const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   const ModelSpec model = s.to_spec();
   const TheoryRuns theory_runs(model, s.runs_spec());
   std::vector<TheoryResult> results;
   const InterruptScope interrupt;
+  const double records = std::floor(s.T / s.record_every + 1e-9) + 1;  // per run, unless a stop rule ends it
+  PythonProgress progress(callback, s.runs * records, interrupt);
   {
     py::gil_scoped_release release;
-    results = theory_runs.run({}, interrupt.driver());
+    results = theory_runs.run(progress.driver(), interrupt.driver());
   }
   interrupt.raise_if_interrupted();
+  progress.finish();
   std::vector<const Trajectory*> runs;
+  std::vector<const std::vector<double>*> errors;  // per row, with mc_error=True
   py::list converged;
   for (std::size_t k = 0; k < results.size(); ++k) {
     runs.push_back(&results[k].trajectory);
+    for (const auto& e : results[k].mc_error) errors.push_back(&e);
     if (results[k].converged) converged.append(py::make_tuple(k, results[k].converged_at));
   }
-  auto [out, diverged] = trajectory_arrays(runs, model.H, model.F());
+  py::dict out = trajectory_table(runs, model, model.F(), s.mc_error ? CsvErrors::all : CsvErrors::none, errors);
   nlohmann::json settings = sidecar_parameters(theory_parameters(), s)["theory"];
   settings["mc_resample"] = s.mc_resample;
   settings["integrator"] = to_string(theory_runs.integration().method);
   settings["mc_samples_used"] = theory_runs.samples_used();
   out["model"] = model_dict(model);
   out["theory"] = from_json(settings);
-  out["diverged"] = diverged;
   out["converged"] = converged;
-  if (s.mc_error) out["mc_error"] = mc_error_dict(results, model);
   return out;
 }
 
 py::dict bayes(const py::kwargs& kwargs) {
   const BayesSettings s = settings_from(bayes_parameters(), kwargs, "bayes");
+  const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   const ModelSpec m = s.to_spec();
   s.check();
   py::dict out;
@@ -372,9 +422,13 @@ py::dict bayes(const py::kwargs& kwargs) {
     out["stderr"] = 0.0;
   } else {
     MeanEstimate e;
-    {
+    const InterruptScope interrupt;
+    try {
       py::gil_scoped_release release;
-      e = bayes_error_mc(m.prior, m.L, m.noise, s.samples, static_cast<uint32_t>(s.seed));
+      e = bayes_error_mc(m.prior, m.L, m.noise, s.samples, static_cast<uint32_t>(s.seed), interrupt.flag());
+    } catch (const Interrupted&) {
+      interrupt.raise_if_interrupted();
+      throw;
     }
     out["mmse"] = e.mean;
     out["stderr"] = e.stderr_;
@@ -399,22 +453,27 @@ std::pair<py::array_t<double>, py::array_t<double>> keys_and_tau(const std::vect
 }
 
 // `headspec mnist` (docs/model.md §11): the library calls of the command line.
-py::dict mnist(const py::kwargs& kwargs) {
+py::dict mnist(const py::kwargs& all) {
+  const auto [kwargs, callback] = split_progress(all);
   const MnistSettings s = settings_from(mnist_parameters(), kwargs, "mnist");
+  const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   ModelSpec model;
   const MnistStudySpec spec = s.study(model);
   std::vector<MnistRun> results;
   const InterruptScope interrupt;
+  PythonProgress progress(callback, static_cast<double>(s.runs) * static_cast<double>(spec.sim.records() + 1),
+                          interrupt);
   {
     py::gil_scoped_release release;
     const MnistDigits digits = load_mnist(s.data);
     const MnistTask task = MnistTask::build(digits, split_mnist(digits, s.train_fraction, static_cast<uint32_t>(s.split_seed)));
-    results = run_mnist(task, model, spec, {}, interrupt.driver());
+    results = run_mnist(task, model, spec, progress.driver(), interrupt.driver());
   }
   interrupt.raise_if_interrupted();
+  progress.finish();
   std::vector<const Trajectory*> runs;
   for (const auto& r : results) runs.push_back(&r.trajectory);
-  auto [out, diverged] = trajectory_arrays(runs, model.H, kMnistClasses);
+  py::dict out = trajectory_table(runs, model, kMnistClasses, CsvErrors::loss);
   auto [keys, tau] = keys_and_tau(results, model.H);
   out["keys"] = keys;
   out["tau"] = tau;
@@ -423,7 +482,6 @@ py::dict mnist(const py::kwargs& kwargs) {
   sim.update({{"engine", "mnist"}, {"D", MnistEngine::D}, {"nu", spec.nu}, {"train_fraction", s.train_fraction},
               {"split_seed", s.split_seed}, {"data", s.data}});
   out["simulation"] = from_json(sim);
-  out["diverged"] = diverged;
   return out;
 }
 
@@ -483,11 +541,17 @@ py::dict linearisation_arrays(const LinearisationResult& r) {
 // the trajectory, the prediction, the other seeds and λ⁺ over the seeds as the CLI's JSON.
 py::dict linearise_model(const py::kwargs& kwargs) {
   const LineariseSettings s = settings_from(linearise_parameters(), kwargs, "linearise");
-  const LineariseStudy study = prepare_linearise(s);
+  const ThreadLimit thread_limit(s.threads);  // threads=: for the call
+  LineariseStudy study = prepare_linearise(s);
   LineariseOutcome outcome;
-  {
+  const InterruptScope interrupt;
+  study.spec.stop = interrupt.flag();  // Ctrl-C: the next evaluation of the rates throws Interrupted
+  try {
     py::gil_scoped_release release;
     outcome = run_linearise_study(s, study);
+  } catch (const Interrupted&) {
+    interrupt.raise_if_interrupted();
+    throw;
   }
   py::dict out = linearisation_arrays(outcome.results.front());
   for (const char* key : {"growth", "along", "prediction", "other_seeds", "lambda_plus_over_seeds", "settings"})
@@ -555,17 +619,21 @@ py::dict summary_dict(const SweepPlan& plan, const SweepTable& table) {
 
 // `headspec sweep` without its files: the library's plan, runs and tables
 // as arrays. A cell a grid point lacks (its H, F or readout has fewer columns) is NaN.
-py::dict sweep(const py::kwargs& kwargs) {
+py::dict sweep(const py::kwargs& all) {
+  const auto [kwargs, callback] = split_progress(all);
   const SweepCommandSettings s = settings_from(sweep_parameters(), kwargs, "sweep");
+  const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   const SweepPlan plan(s);
   SweepTable table;
   const InterruptScope interrupt;
+  PythonProgress progress(callback, plan.tasks(), interrupt);
   {
     py::gil_scoped_release release;
-    std::vector<Trajectory> results = run_sweep(plan, interrupt.flag());
+    std::vector<Trajectory> results = run_sweep(plan, interrupt.flag(), [&progress] { progress.step(); });
     if (!(interrupt.flag() && interrupt.flag()->load())) table = sweep_table(plan, results);
   }
   interrupt.raise_if_interrupted();
+  progress.finish();
   py::list diverged, axes;
   for (const auto& r : table.summary)
     if (r.diverged) diverged.append(py::make_tuple(r.point, r.run, r.diverged_at));

@@ -10,7 +10,8 @@
 
 namespace headspec {
 
-MeanEstimate bayes_error_mc(const Prior& prior, int L, double noise, int64_t samples, uint32_t seed) {
+MeanEstimate bayes_error_mc(const Prior& prior, int L, double noise, int64_t samples, uint32_t seed,
+                            const std::atomic<bool>* stop) {
   const int F = prior.F();
   MeanEstimate e = parallel_mean(samples, [&] {
     return [&, lambda = std::vector<double>(static_cast<std::size_t>(L * F)), theta = std::vector<double>(F),
@@ -30,7 +31,7 @@ MeanEstimate bayes_error_mc(const Prior& prior, int L, double noise, int64_t sam
       }
       return 1.0 - z2 / (z * z);
     };
-  });
+  }, stop);
   e.mean += noise;
   return e;
 }

@@ -16,7 +16,7 @@ bool OrderParameters::all_finite() const {
   return M.allFinite() && R.allFinite() && Q.allFinite() && c.allFinite();
 }
 
-std::vector<std::string> csv_columns(int H, int F, bool with_readout) {
+std::vector<std::string> csv_columns(int H, int F, bool with_readout, CsvErrors errors) {
   std::vector<std::string> cols{"run", "t", "loss"};
   for (int h = 1; h <= H; ++h)
     for (int f = 1; f <= F; ++f) cols.push_back(fmt::format("M_{}_{}", h, f));
@@ -28,13 +28,10 @@ std::vector<std::string> csv_columns(int H, int F, bool with_readout) {
   for (int h = 1; h <= H; ++h) cols.push_back(fmt::format("ortho_{}", h));
   for (int h = 1; h <= H; ++h)
     for (int g = h + 1; g <= H; ++g) cols.push_back(fmt::format("cos_{}_{}", h, g));
+  if (errors == CsvErrors::loss) cols.emplace_back("loss_se");
+  if (errors == CsvErrors::all)
+    for (std::size_t c = 2, n = cols.size(); c < n; ++c) cols.push_back(cols[c] + "_se");  // loss, then the values
   return cols;
-}
-
-std::vector<std::string> csv_columns_with_errors(int H, int F, bool with_readout) {
-  std::vector<std::string> columns = csv_columns(H, F, with_readout);
-  for (std::size_t c = 2, n = columns.size(); c < n; ++c) columns.push_back(columns[c] + "_se");  // loss, then the values
-  return columns;
 }
 
 void append_csv_values(const Record& r, bool with_readout, std::vector<double>& out) {

@@ -86,6 +86,14 @@ Parameter<S> out_parameter(std::string help = "CSV output file (stdout if absent
 }
 
 template <class S>
+Parameter<S> progress_parameter() {
+  return parameter<S>("progress", &OutputSettings::progress,
+                      "auto | bar | lines | off: a progress bar on a terminal, a line every 5 % in a log "
+                      "(auto: bar on a terminal; lines once a run has taken 10 s otherwise)",
+                      kCliOnly | kShowDefault);
+}
+
+template <class S>
 ParameterTable<S> checkpoint_parameters() {
   using C = CheckpointSettings;
   return {parameter<S>("checkpoint", &C::checkpoint,
@@ -110,7 +118,12 @@ ParameterTable<S> limit_parameters() {
           parameter<S>("max-steps", &Lim::max_steps,
                        "refuse the run if its estimated work (SGD steps, Monte Carlo sample evaluations, quadrature "
                        "terms) exceeds this",
-                       kCliOnly | kShowDefault)};
+                       kCliOnly | kShowDefault),
+          // Not in the sidecar nor in a checkpoint's identity: the numbers do not depend on it.
+          parameter<S>("threads", &Lim::threads,
+                       "use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it "
+                       "(docs/cli.md \"Threads\")",
+                       kShowDefault)};
 }
 
 // The model flags, then --T, --record-every, --seed, --out, the checkpoint and limit flags.
@@ -119,6 +132,7 @@ ParameterTable<S> model_run_checkpoint(const std::string& run_group) {
   ParameterTable<S> t = nested<S, ModelSettings>(model_parameters(), [](S& s) -> ModelSettings& { return s; });
   append(t, run_parameters<S, RunSettings>(run_group));
   t.push_back(out_parameter<S>());
+  t.push_back(progress_parameter<S>());
   append(t, checkpoint_parameters<S>());
   return append(t, limit_parameters<S>());
 }
@@ -283,7 +297,7 @@ const ParameterTable<LineariseSettings>& linearise_parameters() {
         parameter<S>("predict-s0", &S::predict_s0, "initial spreads of the prediction runs (the first gives τ_0)"),
     });
     t.push_back(out_parameter<S>("JSON output file (stdout if absent)"));
-    return t;
+    return append(t, limit_parameters<S>());
   }();
   return table;
 }
@@ -295,6 +309,7 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
     ParameterTable<S> t = nested<S, ModelSettings>(model_parameters(), [](S& s) -> ModelSettings& { return s.model; });
     append(t, run_parameters<S, W>("sweep"));
     t.push_back(out_parameter<S>());
+    t.push_back(progress_parameter<S>());
     append(t, {
         parameter<S>("grid", &W::grid,
                      "axes 'key=v1,v2;key=a:b;nu=1,1|5,5': model flag names without dashes (and D for gram, dense); "
@@ -332,6 +347,10 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
         parameter<S>("work-dir", &S::work_dir,
                      "folder keeping each finished (point, run), written atomically: the same command run again "
                      "(after a kill) computes only the runs not there",
+                     kCliOnly),
+        parameter<S>("shard", &S::shard,
+                     "K/N: compute only the K-th of N slices of the grid × runs into --work-dir (a SLURM array "
+                     "task); the same command without --shard then writes the CSV (docs/cluster.md)",
                      kCliOnly),
     });
     return append(t, limit_parameters<S>());

@@ -11,7 +11,9 @@ namespace headspec {
 /// Monte Carlo over `samples` sequences (sample n from the stream (seed, Bayes, lane n)).
 /// Each sample contributes 1 − Σ_ℓ P_ℓ², the error of ŷ_B averaged over the values g
 /// (exact, since E_g[(Σ P_ℓ g_ℓ − g_ℓ*)²] = 1 − 2P_ℓ* + Σ P_ℓ² and E[P_ℓ*] = E[Σ P_ℓ²]).
-MeanEstimate bayes_error_mc(const Prior& prior, int L, double noise, int64_t samples, uint32_t seed);
+/// Throws Interrupted once `stop` (if not null) is set.
+MeanEstimate bayes_error_mc(const Prior& prior, int L, double noise, int64_t samples, uint32_t seed,
+                            const std::atomic<bool>* stop = nullptr);
 
 /// F = 1 only: the same error by quadrature, without sampling. With w the likelihood
 /// ratio of λ at ℓ* to N(0, 1) and φ the standard normal density,

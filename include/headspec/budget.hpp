@@ -7,10 +7,11 @@
 
 namespace headspec {
 
-/// --max-memory and --max-steps (CLI only).
+/// --max-memory and --max-steps (CLI only), --threads (also Python's threads=).
 struct LimitSettings {
   double max_memory = 0;   ///< GiB; 0: 80 % of the machine's physical memory
   double max_steps = 1e14; ///< SGD steps, Monte Carlo sample evaluations or quadrature terms
+  int threads = 0;         ///< OpenMP threads at most; 0: OpenMP's choice (thread_limit.hpp)
 };
 
 struct RunBudget {

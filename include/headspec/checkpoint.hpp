@@ -118,7 +118,7 @@ class CheckpointClock {
 };
 
 /// The file format version this build writes and reads.
-inline constexpr int kCheckpointFormat = 2;
+inline constexpr int kCheckpointFormat = 3;
 
 /// The bytes of a checkpoint file: header lines (magic, format version, SHA-256 of the rest),
 /// then the parameters (JSON) and the driver state.

@@ -28,6 +28,7 @@ struct RunSettings {
 /// --out: the CLI's output file (no Python keyword).
 struct OutputSettings {
   std::string out;
+  std::string progress = "auto";  ///< --progress auto | bar | lines | off (CLI only; docs/cli.md "Progress")
 };
 
 /// --checkpoint, --checkpoint-every, --resume (docs/cli.md; no Python keywords).
@@ -96,7 +97,7 @@ struct MnistSettings : ModelSettings, RunSettings, OutputSettings, CheckpointSet
   MnistStudySpec study(ModelSpec& model) const;
 };
 
-struct LineariseSettings : ModelSettings, OutputSettings {
+struct LineariseSettings : ModelSettings, OutputSettings, LimitSettings {
   int64_t mc = LinearisationSpec{}.mc;
   std::string mc_method = "sobol";
   int64_t seed = 1;
@@ -121,6 +122,7 @@ struct LineariseSettings : ModelSettings, OutputSettings {
 struct SweepCommandSettings : SweepSettings, OutputSettings, LimitSettings {
   std::string summary;   ///< --summary CSV (CLI only)
   std::string work_dir;  ///< --work-dir (CLI only)
+  std::string shard;     ///< --shard K/N (CLI only; needs --work-dir)
 };
 
 const ParameterTable<SimulateSettings>& simulate_parameters();

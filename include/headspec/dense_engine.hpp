@@ -26,7 +26,7 @@ class DenseEngine final : public SgdEngine {
   void step(uint64_t n) override;
   OrderParameters order_parameters() const override;
   /// ε from fresh samples in the (H + F + 1)-dimensional projections (docs/model.md §5).
-  double recorded_error(const OrderParameters& op, int test_samples) const override;
+  MeanEstimate recorded_error(const OrderParameters& op, int test_samples) const override;
   bool diverged() const override { return diverged_; }
   /// Keys and readout: the rest is work space or fixed by (model, D, seed).
   void save_state(StateWriter& out) const override;

@@ -27,6 +27,13 @@ class ParameterError : public UsageError {
   std::string reason_;
 };
 
+/// A computation stopped because its stop flag was set (Ctrl-C in a Python call, README
+/// "Python"); the caller, which set the flag, reports it.
+class Interrupted : public std::runtime_error {
+ public:
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+
 /// A run whose state became NaN or infinite (status 3 in the CLI).
 class DivergenceError : public std::runtime_error {
  public:

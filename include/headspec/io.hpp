@@ -13,9 +13,11 @@ namespace headspec {
 
 /// A CSV table of records (header line, then one row per record), numbers in their
 /// shortest exact decimal form.
-/// With `errors` (one per record: the standard errors of loss and of every value column,
-/// TheoryResult::mc_error), the columns loss_se and <column>_se follow the values.
+/// The standard errors `kind` names follow the values (csv_columns): CsvErrors::loss writes
+/// each record's loss_se; CsvErrors::all needs `errors`, one per record (the standard errors
+/// of loss and of every value column, TheoryResult::mc_error).
 std::string format_csv(const std::vector<const Record*>& records, int H, int F, bool with_readout,
+                       CsvErrors kind = CsvErrors::none,
                        const std::vector<const std::vector<double>*>* errors = nullptr);
 
 /// {"program", "version", "git_revision"} for every sidecar.

@@ -14,6 +14,7 @@
 // symmetric subspace is invariant and the Jacobian at a symmetric state splits exactly into
 // the symmetry sectors.
 #include <Eigen/Dense>
+#include <atomic>
 #include <complex>
 #include <cstdint>
 #include <string>
@@ -30,8 +31,9 @@ namespace headspec {
 /// side is exactly equivariant as it is and is used unchanged.
 class SymmetrisedTheory {
  public:
-  /// Refuses (UsageError naming --H) a group of more than 1024 elements.
-  SymmetrisedTheory(const ModelSpec& model, const TheoryOptions& options);
+  /// Refuses (UsageError naming --H) a group of more than 1024 elements. Once `stop` (if not
+  /// null) is set, the next rate() throws Interrupted.
+  SymmetrisedTheory(const ModelSpec& model, const TheoryOptions& options, const std::atomic<bool>* stop = nullptr);
 
   const TheoryEngine& engine() const { return engine_; }
   const StateLayout& layout() const { return engine_.layout(); }
@@ -59,6 +61,7 @@ class SymmetrisedTheory {
   std::vector<int> flipped_;
   std::vector<Action> actions_;
   std::vector<std::size_t> free_;
+  const std::atomic<bool>* stop_;
 };
 
 struct LinearisationSpec {
@@ -72,6 +75,7 @@ struct LinearisationSpec {
   double fd_step = 1e-4;   ///< central finite-difference step of the Jacobian
   int direction = -1;      ///< flipping direction f (0-based) of the spread mode; −1: the first symmetric one
   SamplingMethod method = SamplingMethod::Plain;  ///< --mc-method (Plain: averaged over the group here)
+  const std::atomic<bool>* stop = nullptr;  ///< once set, the study throws Interrupted (Python's Ctrl-C)
   /// The engine's options: mc samples, seed, method (fixed samples, value channel integrated out).
   TheoryOptions theory_options() const {
     TheoryOptions o;

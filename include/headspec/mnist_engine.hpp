@@ -31,7 +31,7 @@ class MnistEngine final : public SgdEngine {
   /// M_hc = k_h·û_c/√D (the ten class directions, not orthogonal), R_h = k_h·v*/D, Q = KKᵀ/D.
   OrderParameters order_parameters() const override;
   /// The test error on test digits (test_error).
-  double recorded_error(const OrderParameters& op, int test_samples) const override;
+  MeanEstimate recorded_error(const OrderParameters& op, int test_samples) const override;
   /// The final keys (H × 784), as StateWriter doubles.
   std::string final_state() const override;
   bool diverged() const override { return diverged_; }

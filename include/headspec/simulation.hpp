@@ -12,6 +12,7 @@
 
 #include "headspec/model.hpp"
 #include "headspec/order_parameters.hpp"
+#include "headspec/parallel_mean.hpp"
 
 namespace headspec {
 
@@ -48,8 +49,8 @@ class SgdEngine {
   virtual OrderParameters order_parameters() const = 0;
   /// The error recorded with the order parameters `op` of the current keys: the population
   /// error ε from `test_samples` fresh samples (docs/model.md §5), or the task's own (MNIST:
-  /// on test digits, docs/model.md §11).
-  virtual double recorded_error(const OrderParameters& op, int test_samples) const = 0;
+  /// on test digits, docs/model.md §11), with its standard error over those samples.
+  virtual MeanEstimate recorded_error(const OrderParameters& op, int test_samples) const = 0;
   /// What a finished run keeps besides its trajectory, as bytes (MNIST: the final keys);
   /// nothing by default.
   virtual std::string final_state() const { return {}; }

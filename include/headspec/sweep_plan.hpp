@@ -135,8 +135,10 @@ SweepTasks sweep_tasks(const SweepPlan& plan, const SweepWorkDir* work);
 
 /// Runs every task of `plan` on this process's threads (no work folder): one trajectory per task.
 /// Once `stop` is set, the running tasks stop at their next step and no further one starts
-/// (those are empty); every such trajectory has `interrupted` set.
-std::vector<Trajectory> run_sweep(const SweepPlan& plan, const std::atomic<bool>* stop = nullptr);
+/// (those are empty); every such trajectory has `interrupted` set. `task_done` (if set) is
+/// called after each task, from the thread that ran it.
+std::vector<Trajectory> run_sweep(const SweepPlan& plan, const std::atomic<bool>* stop = nullptr,
+                                  const std::function<void()>& task_done = {});
 
 /// The results of a sweep as tables. A cell that a point lacks (its H, F or readout has
 /// fewer columns than the union of every point's) is nullopt: empty in the CSV.

@@ -101,7 +101,9 @@ class SgdRun {
       out_.trajectory.diverged_at = rec.t;
       return false;
     }
-    rec.loss = engine_->recorded_error(rec.op, sim_.test_samples);
+    const MeanEstimate error = engine_->recorded_error(rec.op, sim_.test_samples);
+    rec.loss = error.mean;
+    rec.loss_se = error.stderr_;
     out_.trajectory.records.push_back(std::move(rec));
     if (progress_) progress_(run_, out_.trajectory.records.back().t);
     return true;

@@ -144,8 +144,8 @@ void DenseEngine::save_state(StateWriter& out) const { save_keys_and_readout(out
 
 void DenseEngine::load_state(StateReader& in) { load_keys_and_readout(in, keys_, c_); }
 
-double DenseEngine::recorded_error(const OrderParameters& op, int test_samples) const {
-  return population_error(model_, op, seed_, test_samples).mean;
+MeanEstimate DenseEngine::recorded_error(const OrderParameters& op, int test_samples) const {
+  return population_error(model_, op, seed_, test_samples);
 }
 
 OrderParameters DenseEngine::order_parameters() const {

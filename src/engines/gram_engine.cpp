@@ -288,8 +288,8 @@ void GramEngine::load_state(StateReader& in) {
   in.doubles_into(c_.data(), static_cast<std::size_t>(c_.size()));
 }
 
-double GramEngine::recorded_error(const OrderParameters& op, int test_samples) const {
-  return population_error(model_, op, seed_, test_samples).mean;
+MeanEstimate GramEngine::recorded_error(const OrderParameters& op, int test_samples) const {
+  return population_error(model_, op, seed_, test_samples);
 }
 
 OrderParameters GramEngine::order_parameters() const {

@@ -128,8 +128,8 @@ void MnistEngine::save_state(StateWriter& out) const { save_keys_and_readout(out
 
 void MnistEngine::load_state(StateReader& in) { load_keys_and_readout(in, keys_, c_); }
 
-double MnistEngine::recorded_error(const OrderParameters& /*op*/, int test_samples) const {
-  return test_error(test_samples).mean;
+MeanEstimate MnistEngine::recorded_error(const OrderParameters& /*op*/, int test_samples) const {
+  return test_error(test_samples);
 }
 
 std::string MnistEngine::final_state() const {

@@ -51,6 +51,7 @@ void StateWriter::put_record(const Record& r) {
   put_i64(r.run);
   put_f64(r.t);
   put_f64(r.loss);
+  put_f64(r.loss_se);
   put_matrix(r.op.M);
   put_matrix(r.op.R);
   put_matrix(r.op.Q);
@@ -117,6 +118,7 @@ Record StateReader::record() {
   r.run = static_cast<int>(i64());
   r.t = f64();
   r.loss = f64();
+  r.loss_se = f64();
   r.op.M = matrix();
   r.op.R = matrix();
   r.op.Q = matrix();

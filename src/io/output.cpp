@@ -15,10 +15,12 @@
 
 namespace headspec {
 
-std::string format_csv(const std::vector<const Record*>& records, int H, int F, bool with_readout,
+std::string format_csv(const std::vector<const Record*>& records, int H, int F, bool with_readout, CsvErrors kind,
                        const std::vector<const std::vector<double>*>* errors) {
+  if (kind == CsvErrors::all && (errors == nullptr || errors->size() != records.size()))
+    throw std::logic_error("format_csv: CsvErrors::all needs one error row per record");
   fmt::memory_buffer out;
-  const auto cols = errors ? csv_columns_with_errors(H, F, with_readout) : csv_columns(H, F, with_readout);
+  const auto cols = csv_columns(H, F, with_readout, kind);
   fmt::format_to(std::back_inserter(out), "{}\n", fmt::join(cols, ","));
   std::vector<double> values;
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -27,7 +29,8 @@ std::string format_csv(const std::vector<const Record*>& records, int H, int F, 
     append_csv_values(*r, with_readout, values);
     fmt::format_to(std::back_inserter(out), "{},{}", r->run, r->t);
     for (double v : values) fmt::format_to(std::back_inserter(out), ",{}", v);
-    if (errors)
+    if (kind == CsvErrors::loss) fmt::format_to(std::back_inserter(out), ",{}", r->loss_se);
+    if (kind == CsvErrors::all)
       for (double v : *(*errors)[i]) fmt::format_to(std::back_inserter(out), ",{}", v);
     out.push_back('\n');
   }

@@ -47,8 +47,9 @@ int linearisation_direction(int direction, const ModelSpec& model) {
   return direction - 1;
 }
 
-SymmetrisedTheory::SymmetrisedTheory(const ModelSpec& model, const TheoryOptions& options)
-    : engine_(model, integrated_options(options)), flipped_(symmetric_directions_of(model.prior)) {
+SymmetrisedTheory::SymmetrisedTheory(const ModelSpec& model, const TheoryOptions& options,
+                                     const std::atomic<bool>* stop)
+    : engine_(model, integrated_options(options)), flipped_(symmetric_directions_of(model.prior)), stop_(stop) {
   const StateLayout& lay = engine_.layout();
   const int H = lay.H(), F = lay.F();
   double group = std::ldexp(1.0, static_cast<int>(flipped_.size()));
@@ -97,6 +98,7 @@ SymmetrisedTheory::SymmetrisedTheory(const ModelSpec& model, const TheoryOptions
 }
 
 void SymmetrisedTheory::rate(const double* x, double* out, double* error) const {
+  if (stop_ && stop_->load()) throw Interrupted();
   const std::size_t n = layout().size();
   if (engine_.options().method != SamplingMethod::Plain) {
     // The symmetric methods' right-hand side is exactly equivariant already (docs/model.md §6).
@@ -344,10 +346,10 @@ std::vector<std::size_t> spread_block(const SymmetrisedTheory& theory, int H, Li
 LinearisationResult linearise(const ModelSpec& model, const LinearisationSpec& spec) {
   spec.validate(model);
   const TheoryOptions mc = spec.theory_options();
-  const SymmetrisedTheory theory(model, mc);
+  const SymmetrisedTheory theory(model, mc, spec.stop);
   TheoryOptions mc_approach = mc;
   if (spec.approach_mc > 0) mc_approach.samples = spec.approach_mc;
-  const SymmetrisedTheory approach(model, mc_approach);
+  const SymmetrisedTheory approach(model, mc_approach, spec.stop);
   const StateLayout& lay = theory.layout();
 
   LinearisationResult res;
@@ -384,7 +386,7 @@ GrowthCheck growth_check(const ModelSpec& model, const LinearisationSpec& spec, 
   if (per_record < 1 || std::abs(static_cast<double>(per_record) * spec.dt - record_every) > 1e-9 * record_every)
     throw UsageError(fmt::format("--record-every: {} is not a whole number of steps --dt {}", record_every, spec.dt));
   const TheoryOptions mc = spec.theory_options();
-  const SymmetrisedTheory theory(model, mc);
+  const SymmetrisedTheory theory(model, mc, spec.stop);
   const StateLayout& lay = theory.layout();
   std::vector<double> x = lin.state, k1(x.size());
   // Spread ε along the zero-sum direction of heads 1 and 2 (any zero-sum direction has the
@@ -435,7 +437,7 @@ SpreadGrowth spread_growth_along(const ModelSpec& model, const LinearisationSpec
     throw UsageError(fmt::format("--along: must be at least one record interval, got {}", T));
   if (model.H != 2) throw UsageError("--along: the one-dimensional spread sector needs --H 2");
   const TheoryOptions mc = spec.theory_options();
-  const SymmetrisedTheory theory(model, mc);
+  const SymmetrisedTheory theory(model, mc, spec.stop);
   const StateLayout& lay = theory.layout();
   const std::size_t n = lay.size();
   OrderParameters op0;
@@ -480,7 +482,7 @@ double threshold_time(const ModelSpec& model, const LinearisationSpec& spec, int
   if (!(std::isfinite(s0) && s0 > 0 && s0 < delta))
     throw UsageError(fmt::format("--predict-s0: must be in (0, δ = {}), got {}", delta, s0));
   const TheoryOptions mc = spec.theory_options();
-  const SymmetrisedTheory theory(model, mc);
+  const SymmetrisedTheory theory(model, mc, spec.stop);
   const StateLayout& lay = theory.layout();
   OrderParameters op0;
   op0.M = Eigen::MatrixXd::Zero(model.H, model.F());

@@ -214,7 +214,8 @@ SweepTasks sweep_tasks(const SweepPlan& plan, const SweepWorkDir* work) {
   return t;
 }
 
-std::vector<Trajectory> run_sweep(const SweepPlan& plan, const std::atomic<bool>* stop) {
+std::vector<Trajectory> run_sweep(const SweepPlan& plan, const std::atomic<bool>* stop,
+                                  const std::function<void()>& task_done) {
   SweepTasks t = sweep_tasks(plan, nullptr);
   run_tasks_locally(
       t.todo,
@@ -226,7 +227,10 @@ std::vector<Trajectory> run_sweep(const SweepPlan& plan, const std::atomic<bool>
         }
         return plan.run_task(task, stop);
       },
-      [&](int task, Trajectory&& result, int) { t.results[static_cast<std::size_t>(task)] = std::move(result); });
+      [&](int task, Trajectory&& result, int) {
+        t.results[static_cast<std::size_t>(task)] = std::move(result);
+        if (task_done) task_done();
+      });
   return std::move(t.results);
 }
 

@@ -159,9 +159,10 @@ TEST(CheckpointCli, DenseSimulationResumesToTheSameBytes) {
 
 // (SIGTERM here, SIGINT elsewhere.)
 TEST(CheckpointCli, GramSimulationResumesToTheSameBytes) {
+  // About a second on one core: no thread team is started for a record's 200 test samples.
   check_interrupt_and_resume("gram",
-                             "simulate --engine gram --D 1000 --L 4 --T 120 --record-every 2 --test-samples 200",
-                             "5",
+                             "simulate --engine gram --D 4000 --L 4 --T 900 --record-every 6 --test-samples 200",
+                             "30",
                              "--seed 2", SIGTERM);
 }
 

@@ -114,7 +114,7 @@ TEST(Cli, CsvColumnsAndSidecar) {
   const auto header = text.substr(0, text.find('\n'));
   EXPECT_EQ(header,
             "run,t,loss,M_1_1,M_1_2,M_1_3,M_2_1,M_2_2,M_2_3,M_3_1,M_3_2,M_3_3,R_1,R_2,R_3,"
-            "Q_1_1,Q_1_2,Q_1_3,Q_2_2,Q_2_3,Q_3_3,c_1,c_2,c_3,ortho_1,ortho_2,ortho_3,cos_1_2,cos_1_3,cos_2_3");
+            "Q_1_1,Q_1_2,Q_1_3,Q_2_2,Q_2_3,Q_3_3,c_1,c_2,c_3,ortho_1,ortho_2,ortho_3,cos_1_2,cos_1_3,cos_2_3,loss_se");
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 2 * 3);  // header + 2 runs × (t = 0, 0.1, 0.2)
   const auto meta = nlohmann::json::parse(read_file(out.string() + ".json"));
   EXPECT_EQ(meta["model"]["H"], 3);
