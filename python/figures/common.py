@@ -9,14 +9,14 @@ import sys
 import threading
 import time
 
-import numpy as np
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-HEAD_COLOURS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+# The tables and drawing helpers are headspec.plot's (make_figure.py finds the built module).
+from headspec.plot import HEAD_COLOURS, directions, heads, read_csv, select_run  # noqa: E402,F401
 
 # The `headspec` children running now, so that a signal to the driver reaches them too
 # (docs/cli.md "Signals"): `headspec figure` forwards SIGINT/SIGTERM/SIGHUP to this driver,
@@ -199,24 +199,3 @@ def simulation_engine():
         sys.stderr.write(f"headspec: error: figure: HEADSPEC_FIGURE_ENGINE must be gram or dense, got '{engine}'\n")
         raise SystemExit(2)  # bad input (docs/cli.md), before anything is run or written
     return engine
-
-
-def read_csv(path):
-    """A headspec CSV as a dict of column name → numpy array."""
-    with open(path) as f:
-        header = f.readline().strip().split(",")
-    data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-    return {name: data[:, i] for i, name in enumerate(header)}
-
-
-def select_run(table, run):
-    keep = table["run"] == run
-    return {k: v[keep] for k, v in table.items()}
-
-
-def heads(table):
-    return sorted({int(k.split("_")[1]) for k in table if k.startswith("M_")})
-
-
-def directions(table):
-    return sorted({int(k.split("_")[2]) for k in table if k.startswith("M_")})

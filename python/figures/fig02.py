@@ -2,6 +2,7 @@
 head in the (M_h1, M_h2) plane; left flip ν = (2, 2), right gauss ν = (8, 2); F = 2, softmax, L = 4, η = 1."""
 import matplotlib.pyplot as plt
 
+import headspec.plot as hp
 import heads as hd
 
 CASES = [("flip", (2, 2)), ("gauss", (8, 2))]
@@ -17,9 +18,9 @@ def make(f):
         table = f.run(*hd.theory_args(prior, nu, 4, 4, "softmax", mc, dt, T, rec), "--out",
                       f.path(f"_{prior}.csv"))
         title = f"{prior}, ν = ({nu[0]}, {nu[1]})"
-        hd.m_against_t(axes[0, col], table, [1, 2], title=title)
-        hd.plane(axes[1, col], table, title=title + ": path of each head (○ t = 0, □ t = T)")
-        hd.legend(axes[0, col], 4)
+        hp.heads_against_t(axes[0, col], table, [1, 2], title=title)
+        hp.head_paths(axes[1, col], table, title=title + ": path of each head (○ t = 0, □ t = T)")
+        hp.head_legend(axes[0, col], 4)
     fig.suptitle(f"Fig. 2: H = 4 heads, softmax, F = 2, L = 4, η = 1 (theory, N = {mc} MC samples, dt = {dt})",
                  fontsize=10)
     fig.tight_layout()

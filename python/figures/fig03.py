@@ -2,6 +2,7 @@
 softmax (left) against Bayes-softmax (right). One row per direction f: M_hf against t."""
 import matplotlib.pyplot as plt
 
+import headspec.plot as hp
 import heads as hd
 
 NU = (20, 1, 1)
@@ -20,10 +21,10 @@ def grid(f, tables, columns, title):
     fig, axes = plt.subplots(3, len(columns), figsize=(5 * len(columns), 8.5), sharex=True, squeeze=False)
     for col, (key, label) in enumerate(columns):
         for row, d in enumerate((1, 2, 3)):
-            hd.m_against_t(axes[row, col], tables[key], [d], title=label if row == 0 else "")
+            hp.heads_against_t(axes[row, col], tables[key], [d], title=label if row == 0 else "")
             if row < 2:
                 axes[row, col].set_xlabel("")
-        hd.legend(axes[0, col], 8)
+        hp.head_legend(axes[0, col], 8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig

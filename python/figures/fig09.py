@@ -3,7 +3,8 @@ L = 5, H = 2, flip ν = (2, 2), η = 1, D = 10^4."""
 import matplotlib.pyplot as plt
 
 from common import simulation_engine
-from fig01 import panels, sde_band
+import headspec.plot as hp
+from fig01 import sde_band
 
 ACTIVATIONS = [("softmax", "softmax"), ("softmax1", "softmax-1"), ("bsoftmax", "Bayes-softmax")]
 
@@ -31,7 +32,7 @@ def rows(f, model, T_quick, T_full, title):
         theory = f.run("theory", "--init-engine", engine, "--init-D", D, "--mc", mc, "--dt", dt, "--T", T,
                        "--record-every", 2, *m, "--seed", 1, "--out", f.path(f"_{act}_theory.csv"))
         sde = sde_band(f, engine, D, mc, dt, T, 2, m, 1, suffix=f"_{act}")
-        panels(f, axes[row], theory, sim, title=f"{label}, D = {D} ({engine})", sde=sde)
+        hp.theory_against_simulation(axes[row], theory, sim, title=f"{label}, D = {D} ({engine})", sde=sde)
     fig.suptitle(title + f"; theory N = {mc}, dt = {dt}", fontsize=10)
     fig.tight_layout()
     f.save(fig)

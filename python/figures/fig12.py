@@ -2,6 +2,7 @@
 Top: M_hf against t; bottom: the path of each head in the (M_h1, M_h2) plane."""
 import matplotlib.pyplot as plt
 
+import headspec.plot as hp
 import heads as hd
 
 HS = (2, 4, 5, 8)
@@ -16,9 +17,9 @@ def make(f):
     for col, H in enumerate(HS):
         table = f.run(*hd.theory_args("flip", (2, 2), 4, H, "softmax", mc, dt, T, rec), "--out",
                       f.path(f"_H{H}.csv"))
-        hd.m_against_t(axes[0, col], table, [1, 2], title=f"H = {H}")
-        hd.plane(axes[1, col], table, title=f"H = {H}: (○ t = 0, □ t = T)")
-        hd.legend(axes[0, col], H)
+        hp.heads_against_t(axes[0, col], table, [1, 2], title=f"H = {H}")
+        hp.head_paths(axes[1, col], table, title=f"H = {H}: (○ t = 0, □ t = T)")
+        hp.head_legend(axes[0, col], H)
     fig.suptitle(f"Fig. 12: flip ν = (2, 2), F = 2, L = 4, softmax, η = 1 (theory, N = {mc}, dt = {dt})",
                  fontsize=10)
     fig.tight_layout()

@@ -2,6 +2,7 @@
 top ν = (2, 2), bottom ν = (8, 2). M_hf against t (solid f = 1, dashed f = 2)."""
 import matplotlib.pyplot as plt
 
+import headspec.plot as hp
 import heads as hd
 
 HS = (2, 5, 8)
@@ -18,8 +19,8 @@ def make(f):
         for col, H in enumerate(HS):
             table = f.run(*hd.theory_args("gauss", nu, 4, H, "softmax", mc, dt, T, rec), "--out",
                           f.path(f"_nu{nu[0]}-{nu[1]}_H{H}.csv"))
-            hd.m_against_t(axes[row, col], table, [1, 2], title=f"ν = ({nu[0]}, {nu[1]}), H = {H}")
-            hd.legend(axes[row, col], H)
+            hp.heads_against_t(axes[row, col], table, [1, 2], title=f"ν = ({nu[0]}, {nu[1]}), H = {H}")
+            hp.head_legend(axes[row, col], H)
     fig.suptitle(f"Fig. 13: gauss, F = 2, L = 4, softmax, η = 1 (theory, N = {mc}, dt = {dt})", fontsize=10)
     fig.tight_layout()
     f.save(fig)

@@ -6,9 +6,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Figure, forward_signals  # noqa: E402
-
 AVAILABLE = {n: f"fig{n:02d}" for n in range(1, 15)}
+
+
+def use_built_module(binary):
+    """Puts the Python module built beside the binary (build/python, with headspec.plot) first
+    on the path, so that the figures draw with the build they compute with."""
+    built = os.path.join(os.path.dirname(os.path.realpath(binary)), "python")
+    if os.path.isfile(os.path.join(built, "headspec", "plot.py")):
+        sys.path.insert(0, built)
 
 
 def main(argv=None):
@@ -22,6 +28,8 @@ def main(argv=None):
     if a.number not in AVAILABLE:
         sys.stderr.write(f"headspec: error: figure: no figure {a.number} (available: {sorted(AVAILABLE)})\n")
         return 2
+    use_built_module(a.binary)
+    from common import Figure, forward_signals
     forward_signals()
     module = importlib.import_module(AVAILABLE[a.number])
     f = Figure(a.number, a.binary, a.out_dir, a.quick)

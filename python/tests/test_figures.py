@@ -18,9 +18,10 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MNIST_FIGURES = {5, 7}
 
 
-def expected_columns(header, learned_readout=True):
+def expected_columns(header, learned_readout=True, test_error=False):
     """The CSV columns of docs/cli.md for the H and F read off the M_h_f columns (c_h only
-    with a learned readout)."""
+    with a learned readout; loss_se last for simulate and mnist, whose error is estimated from
+    test samples)."""
     ms = [c for c in header if c.startswith("M_")]
     H = max(int(c.split("_")[1]) for c in ms)
     F = max(int(c.split("_")[2]) for c in ms)
@@ -31,7 +32,7 @@ def expected_columns(header, learned_readout=True):
         cols += [f"c_{h}" for h in range(1, H + 1)]
     cols += [f"ortho_{h}" for h in range(1, H + 1)]
     cols += [f"cos_{h}_{g}" for h in range(1, H + 1) for g in range(h + 1, H + 1)]
-    return cols
+    return cols + (["loss_se"] if test_error else [])
 
 
 def test_figure_one_is_available():
@@ -67,7 +68,8 @@ def test_quick_figure(number, tmp_path):
         with open(path + ".json") as f:
             sidecar = json.load(f)
         readout = (sidecar.get("model") or sidecar["base_model"])["readout"]
-        assert columns == expected_columns(columns, readout == "learned"), path
+        test_error = sidecar["command"] in ("simulate", "mnist")
+        assert columns == expected_columns(columns, readout == "learned", test_error), path
         assert len(rows) >= 10, path
         assert all(len(r.split(",")) == len(header) for r in rows), path
 

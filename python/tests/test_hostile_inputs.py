@@ -283,6 +283,8 @@ INTERRUPTED_CALLS = [
     ("theory", "headspec.theory(mc=20000, T=100000, record_every=1000, dt=0.05)"),
     ("sweep_theory", "headspec.sweep(grid='H=1:2', engine='theory', mc=20000, T=100000, record_every=1000)"),
     ("sweep_gram", "headspec.sweep(grid='H=1:2', engine='gram', D=10000000, T=1000, record_every=100)"),
+    ("bayes", "headspec.bayes(samples=2000000000, L=20)"),
+    ("linearise", "headspec.linearise(mc=200000, T_max=100000, settle=1e-300)"),
 ]
 
 

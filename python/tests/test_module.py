@@ -21,11 +21,10 @@ def test_simulate_equals_cli(cli):
     np.testing.assert_array_equal(res["loss"], table["loss"])
     for h in range(3):
         for f in range(3):
-            np.testing.assert_array_equal(res["M"][:, h, f], table[f"M_{h + 1}_{f + 1}"])
+            np.testing.assert_array_equal(res[f"M_{h + 1}_{f + 1}"], table[f"M_{h + 1}_{f + 1}"])
         for g in range(h, 3):
-            np.testing.assert_array_equal(res["Q"][:, h, g], table[f"Q_{h + 1}_{g + 1}"])
-            np.testing.assert_array_equal(res["Q"][:, g, h], table[f"Q_{h + 1}_{g + 1}"])
-        np.testing.assert_array_equal(res["c"][:, h], table[f"c_{h + 1}"])
+            np.testing.assert_array_equal(res[f"Q_{h + 1}_{g + 1}"], table[f"Q_{h + 1}_{g + 1}"])
+        np.testing.assert_array_equal(res[f"c_{h + 1}"], table[f"c_{h + 1}"])
     assert res["model"]["activation"] == "softmax1"
     assert res["model"]["nu"] == [2, 1, 0.5]
 
@@ -61,14 +60,14 @@ def test_theory_equals_cli(cli):
     np.testing.assert_array_equal(res["loss"], table["loss"])
     for h in range(3):
         for f in range(2):
-            np.testing.assert_array_equal(res["M"][:, h, f], table[f"M_{h + 1}_{f + 1}"])
-        np.testing.assert_array_equal(res["R"][:, h], table[f"R_{h + 1}"])
+            np.testing.assert_array_equal(res[f"M_{h + 1}_{f + 1}"], table[f"M_{h + 1}_{f + 1}"])
+        np.testing.assert_array_equal(res[f"R_{h + 1}"], table[f"R_{h + 1}"])
         for g in range(h, 3):
-            np.testing.assert_array_equal(res["Q"][:, h, g], table[f"Q_{h + 1}_{g + 1}"])
-        np.testing.assert_array_equal(res["c"][:, h], table[f"c_{h + 1}"])
+            np.testing.assert_array_equal(res[f"Q_{h + 1}_{g + 1}"], table[f"Q_{h + 1}_{g + 1}"])
+        np.testing.assert_array_equal(res[f"c_{h + 1}"], table[f"c_{h + 1}"])
     # The runs start from different initial keys (seed + k) and move.
-    assert res["M"][0, 0, 0] != res["M"][3, 0, 0]
-    assert not np.array_equal(res["M"][1], res["M"][0])
+    assert res.M[0, 0, 0, 0] != res.M[1, 0, 0, 0]
+    assert not np.array_equal(res.M[0, 1], res.M[0, 0])
     assert res["theory"]["integrator"] == "rk4"
     assert res["model"]["activation"] == "bsoftmax"
 
@@ -81,9 +80,12 @@ def test_theory_mc_error_equals_cli(cli):
                 "--record-every", 2, "--seed", 2, "--mc-seed", 5, "--mc-error")
     assert res["theory"]["mc_method"] == "sobol"
     for name in ("loss", "M_1_2", "Q_1_2", "c_2", "cos_1_2"):
-        np.testing.assert_array_equal(res["mc_error"][name], table[name + "_se"])
-    assert res["mc_error"]["M_1_2"][-1] > 0
-    assert "mc_error" not in headspec.theory(**kw)
+        np.testing.assert_array_equal(res[name + "_se"], table[name + "_se"])
+    assert res["M_1_2_se"][-1] > 0
+    assert res.standard_errors["M"][0, -1, 0, 1] == res["M_1_2_se"][-1]
+    assert res.loss_se[0, -1] == res["loss_se"][-1]
+    plain = headspec.theory(**kw)
+    assert "M_1_2_se" not in plain.columns and np.isnan(plain.loss_se).all()
 
 
 def test_theory_sde_equals_cli(cli):
@@ -94,11 +96,11 @@ def test_theory_sde_equals_cli(cli):
                 "heun", "--dt", 0.5, "--T", 6, "--record-every", 2, "--runs", 2)
     assert res["theory"]["sde"] is True
     np.testing.assert_array_equal(res["run"], table["run"])
-    np.testing.assert_array_equal(res["M"][:, 0, 1], table["M_1_2"])
+    np.testing.assert_array_equal(res["M_1_2"], table["M_1_2"])
     np.testing.assert_array_equal(res["loss"], table["loss"])
     ode = headspec.theory(**kw)  # the same initial states, without the noise
-    np.testing.assert_array_equal(ode["M"][res["t"] == 0], res["M"][res["t"] == 0])
-    assert np.abs(ode["M"][-1] - res["M"][-1]).max() > 1e-3
+    np.testing.assert_array_equal(ode.M[:, 0], res.M[:, 0])
+    assert np.abs(ode.M[:, -1] - res.M[:, -1]).max() > 1e-3
 
 
 def test_sweep_sde_gives_tau_tilde_per_D():
@@ -145,21 +147,20 @@ def test_mnist_equals_cli(cli, tmp_path):
     np.testing.assert_array_equal(res["t"], table["t"])
     np.testing.assert_array_equal(res["run"], table["run"])
     np.testing.assert_array_equal(res["loss"], table["loss"])
-    assert res["M"].shape == (6, 3, 10)
+    assert res.M.shape == (2, 3, 3, 10)
     for h in range(3):
         for f in range(10):
-            np.testing.assert_array_equal(res["M"][:, h, f], table[f"M_{h + 1}_{f + 1}"])
+            np.testing.assert_array_equal(res[f"M_{h + 1}_{f + 1}"], table[f"M_{h + 1}_{f + 1}"])
         for g in range(h, 3):
-            np.testing.assert_array_equal(res["Q"][:, h, g], table[f"Q_{h + 1}_{g + 1}"])
-        np.testing.assert_array_equal(res["c"][:, h], table[f"c_{h + 1}"])
+            np.testing.assert_array_equal(res[f"Q_{h + 1}_{g + 1}"], table[f"Q_{h + 1}_{g + 1}"])
+        np.testing.assert_array_equal(res[f"c_{h + 1}"], table[f"c_{h + 1}"])
     tau = np.genfromtxt(tau_csv, delimiter=",", names=True)
     np.testing.assert_array_equal(res["tau"].ravel(), tau["tau"])
     # The final keys: Q_hh at the last record of each run is their squared norm over D.
     assert res["keys"].shape == (2, 3, 28, 28)
     for k in range(2):
-        last = np.flatnonzero(res["run"] == k)[-1]
         for h in range(3):
-            np.testing.assert_allclose((res["keys"][k, h] ** 2).sum() / 784, res["Q"][last, h, h], rtol=1e-12)
+            np.testing.assert_allclose((res["keys"][k, h] ** 2).sum() / 784, res.Q[k, -1, h, h], rtol=1e-12)
     assert res["simulation"]["D"] == 784
 
 
@@ -234,13 +235,13 @@ def test_sweep_equals_cli(tmp_path):
         header, columns = read_csv_columns(path)
         assert header[0] == "H" and "M_2_1" in header
         assert set(header) | {"point"} == set(table)
-        assert list(table["H"]) == columns[0]
+        assert table["H"].dtype == np.int64 and [str(v) for v in table["H"]] == columns[0]
         for name, col in zip(header[1:], columns[1:]):
             expected = np.array([float(v) if v != "" else np.nan for v in col])
             np.testing.assert_array_equal(np.asarray(table[name], dtype=float), expected, err_msg=name)
     assert len(res["rows"]["t"]) == 2 * 2 * 3  # points × runs × records
-    assert np.isnan(res["rows"]["M_2_1"][res["rows"]["H"] == "1"]).all()
-    assert not np.isnan(res["rows"]["M_2_1"][res["rows"]["H"] == "2"]).any()
+    assert np.isnan(res["rows"]["M_2_1"][res["rows"]["H"] == 1]).all()
+    assert not np.isnan(res["rows"]["M_2_1"][res["rows"]["H"] == 2]).any()
     np.testing.assert_array_equal(res["summary"]["point"], [0, 0, 1, 1])
     np.testing.assert_array_equal(res["summary"]["run"], [0, 1, 0, 1])
 

@@ -25,3 +25,18 @@ def test_every_readme_example_runs(tmp_path):
         res = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True,
                              env=env)
         assert res.returncode == 0, f"README example failed:\n{block}\n{res.stderr}"
+
+
+def test_readme_python_block_runs_from_another_folder(tmp_path):
+    """The README's Python blocks, as written and one after the other, with the module found on PYTHONPATH (as
+    scripts/setup's headspec.pth would)."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        section = f.read().split("## Python\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2  # the calls, then a plot of their results
+    block = "".join(blocks)
+    if not os.path.exists(os.path.join(ROOT, "data", "mnist")):
+        block = "\n".join(line for line in block.splitlines() if "headspec.mnist(" not in line)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "build", "python"))
+    res = subprocess.run(["/usr/bin/python3", "-c", block], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr

