@@ -271,7 +271,21 @@ class InterruptScope {
   /// With the GIL, after the drivers returned: raises KeyboardInterrupt (or whatever the
   /// Python handler of SIGINT raises) if a SIGINT came.
   void raise_if_interrupted() const {
-    if (active_ && g_python_interrupt.load() && PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (auto stopped = take_interrupt()) throw *stopped;
+  }
+  /// The same exception, taken (not raised) right after the drivers returned, so that the
+  /// Python code that builds the result does not trip over the pending signal; raise it with
+  /// raise_with_partial.
+  std::optional<py::error_already_set> take_interrupt() const {
+    if (active_ && g_python_interrupt.load() && PyErr_CheckSignals() != 0) return py::error_already_set();
+    return std::nullopt;
+  }
+  /// Raises `stopped` (if any) with `partial`, what the call computed until then, as its
+  /// attribute of that name.
+  static void raise_with_partial(const std::optional<py::error_already_set>& stopped, const py::object& partial) {
+    if (!stopped) return;
+    if (py::hasattr(stopped->value(), "__dict__")) py::setattr(stopped->value(), "partial", partial);
+    throw *stopped;
   }
 
  private:
@@ -361,13 +375,14 @@ py::dict simulate(const py::kwargs& all) {
     py::gil_scoped_release release;
     trajectories = run_sgd_runs(factory, model, sim, progress.driver(), interrupt.driver());
   }
-  interrupt.raise_if_interrupted();
-  progress.finish();
+  const auto stopped = interrupt.take_interrupt();
   std::vector<const Trajectory*> runs;
   for (const auto& tr : trajectories) runs.push_back(&tr);
   py::dict out = trajectory_table(runs, model, model.F(), CsvErrors::loss);
   out["model"] = model_dict(model);
   out["simulation"] = from_json(sidecar_parameters(simulate_parameters(), s)["simulation"]);
+  InterruptScope::raise_with_partial(stopped, out);  // Ctrl-C: KeyboardInterrupt with the records so far
+  progress.finish();
   return out;
 }
 
@@ -385,8 +400,7 @@ py::dict theory(const py::kwargs& all) {
     py::gil_scoped_release release;
     results = theory_runs.run(progress.driver(), interrupt.driver());
   }
-  interrupt.raise_if_interrupted();
-  progress.finish();
+  const auto stopped = interrupt.take_interrupt();
   std::vector<const Trajectory*> runs;
   std::vector<const std::vector<double>*> errors;  // per row, with mc_error=True
   py::list converged;
@@ -403,6 +417,8 @@ py::dict theory(const py::kwargs& all) {
   out["model"] = model_dict(model);
   out["theory"] = from_json(settings);
   out["converged"] = converged;
+  InterruptScope::raise_with_partial(stopped, out);  // Ctrl-C: KeyboardInterrupt with the records so far
+  progress.finish();
   return out;
 }
 

@@ -74,6 +74,10 @@ def _command(command, core, returns, summary, prepare=None, progress=False):
             del arguments["progress"]
         try:
             return returns(core(**arguments))
+        except KeyboardInterrupt as stop:  # Ctrl-C: the records so far, where the call has them
+            if isinstance(getattr(stop, "partial", None), dict):
+                stop.partial = returns(stop.partial)
+            raise
         finally:
             if bar and "bar" in bar:
                 bar["bar"].close()

@@ -5,6 +5,7 @@ and FIFOs are made in the test's temporary folder, never taken from /dev."""
 import hashlib
 import json
 import os
+import re
 import resource
 import signal
 import stat
@@ -297,8 +298,10 @@ def test_ctrl_c_raises_keyboard_interrupt_in_a_long_call(tmp_path, case, call):
               "print('started', flush=True)\n"
               "try:\n"
               f"    {call}\n"
-              "except KeyboardInterrupt:\n"
+              "except KeyboardInterrupt as stop:\n"
               "    print('KeyboardInterrupt', flush=True)\n"
+              "    partial = getattr(stop, 'partial', None)\n"
+              "    print('partial', None if partial is None else partial.M.shape, flush=True)\n"
               "    sys.exit(7)\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -309,6 +312,13 @@ def test_ctrl_c_raises_keyboard_interrupt_in_a_long_call(tmp_path, case, call):
     out, err = p.communicate(timeout=120)
     assert p.returncode == 7, (p.returncode, out, err)
     assert "KeyboardInterrupt" in out
+    # simulate and theory attach the records computed until then (README "Python")
+    shape = re.search(r"^partial (.*)$", out, re.M).group(1)
+    if case in ("simulate_dense", "theory"):
+        runs, records = map(int, re.match(r"\((\d+), (\d+), 2, 2\)", shape).groups())
+        assert runs == 1 and records >= 1, shape
+    else:
+        assert shape == "None"
 
 
 def test_figure_reuse_takes_only_a_csv_its_sidecar_names(tmp_path, monkeypatch):
