@@ -94,6 +94,10 @@ class TheoryEngine {
   /// lane order, and the blocks are added in block order, so results do not depend on the
   /// number of threads.
   static constexpr int64_t kBlock = 256;
+  /// An evaluation starts threads only from this many blocks (8192 samples) on: below, one
+  /// evaluation takes a fraction of a millisecond, less than waking a team costs on a busy
+  /// machine (bench/threads_under_load.py). The blocks, and so the bits, are the same.
+  static constexpr int64_t kParallelBlocks = 32;
 
   TheoryEngine(const ModelSpec& model, const TheoryOptions& options);
 

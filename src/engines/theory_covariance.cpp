@@ -39,7 +39,7 @@ void TheoryEngine::rate_covariance(const OrderParameters& op, Eigen::MatrixXd& c
   const Path path = rate_path(model_);
   const bool stored = !stored_.empty() && options_.mode == MonteCarloMode::Fixed;
   std::vector<double> sums(static_cast<std::size_t>(blocks) * sums_width, 0.0);
-#pragma omp parallel if (blocks >= 8)
+#pragma omp parallel if (blocks >= TheoryEngine::kParallelBlocks)
   {
     ThreadBuffers buf(model_, path, stored, width, width_, batch_width_);
     std::vector<Lanes> acc(sums_width);

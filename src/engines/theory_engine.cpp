@@ -120,7 +120,7 @@ void TheoryEngine::evaluate_plain(const OrderParameters& op, uint64_t draw, Theo
   const bool stored = !stored_.empty() && options_.mode == MonteCarloMode::Fixed;
   std::vector<double> sums(static_cast<std::size_t>(blocks) * width, 0.0), squares(sums.size(), 0.0);
 
-#pragma omp parallel if (blocks >= 8)
+#pragma omp parallel if (blocks >= TheoryEngine::kParallelBlocks)
   {
     ThreadBuffers buf(model_, path, stored, width, width_, batch_width_);
 #pragma omp for schedule(static)

@@ -138,7 +138,7 @@ void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, 
   const Path path = rate_path(model_);
   std::vector<double> sums(static_cast<std::size_t>(blocks) * width, 0.0), squares(sums.size(), 0.0);
 
-#pragma omp parallel if (blocks >= 8)
+#pragma omp parallel if (blocks >= TheoryEngine::kParallelBlocks)
   {
     ThreadBuffers buf(model_, path, false, width, samples.base_width(), batch_width_);
     std::vector<Lanes> drawn(static_cast<std::size_t>(samples.base_width()));
