@@ -321,10 +321,18 @@ class PythonProgress {
   ProgressFn driver() {
     return [this](int, double) { step(); };
   }
-  /// With the GIL, after the drivers returned: the last count, then the callback's exception.
-  void finish() {
+  /// With the GIL, after the drivers returned: the last count, then the callback's exception
+  /// (a KeyboardInterrupt too, when Ctrl-C came while it ran), with `partial` (if given: what
+  /// the call computed until then) as its attribute of that name.
+  void finish(const py::object& partial = py::none()) {
     if (!callback_.is_none() && !failed_.load()) call(done_.load());
-    if (failure_) std::rethrow_exception(failure_);
+    if (!failure_) return;
+    try {
+      std::rethrow_exception(failure_);
+    } catch (py::error_already_set& e) {
+      if (!partial.is_none() && py::hasattr(e.value(), "__dict__")) py::setattr(e.value(), "partial", partial);
+      throw;
+    }
   }
 
  private:
@@ -382,7 +390,7 @@ py::dict simulate(const py::kwargs& all) {
   out["model"] = model_dict(model);
   out["simulation"] = from_json(sidecar_parameters(simulate_parameters(), s)["simulation"]);
   InterruptScope::raise_with_partial(stopped, out);  // Ctrl-C: KeyboardInterrupt with the records so far
-  progress.finish();
+  progress.finish(out);
   return out;
 }
 
@@ -418,7 +426,7 @@ py::dict theory(const py::kwargs& all) {
   out["theory"] = from_json(settings);
   out["converged"] = converged;
   InterruptScope::raise_with_partial(stopped, out);  // Ctrl-C: KeyboardInterrupt with the records so far
-  progress.finish();
+  progress.finish(out);
   return out;
 }
 

@@ -349,3 +349,41 @@ def test_dopri5_with_a_far_too_large_step_stops_as_diverged(tmp_path):
     assert res.returncode == 3, res.stderr
     assert "dopri5" in res.stderr and "--lr" in res.stderr and res.stderr.count("\n") == 1, res.stderr
     assert (tmp_path / "o.csv").read_text().count("\n") >= 2  # the header and the record at t = 0
+
+
+BOUNDED_CALLS = [
+    ("simulate_gram", "headspec.simulate(engine='gram', D=1000000, T=100000, record_every=0.5, test_samples=100, "
+                      "progress=seen)"),
+    ("theory", "headspec.theory(mc=20000, T=100000, record_every=5, dt=0.05, integrator='rk4', progress=seen)"),
+]
+
+
+@pytest.mark.parametrize("case,call", BOUNDED_CALLS, ids=[c[0] for c in BOUNDED_CALLS])
+def test_ctrl_c_stops_within_two_record_intervals(tmp_path, case, call):
+    """The child reports the records it has made (progress=; ≥ 0.1 s apart here, so each is
+    reported); SIGINT once it has made three; the partial result holds at most two more
+    (the record under way when the signal came, and one for the report's lag). The signal
+    may land in the callback itself: the KeyboardInterrupt then comes from there, with the
+    same partial result."""
+    script = ("import sys, headspec\n"
+              "def seen(done, total):\n"
+              "    print(done, flush=True)\n"
+              "try:\n"
+              f"    {call}\n"
+              "except KeyboardInterrupt as stop:\n"
+              "    print('partial', stop.partial.loss.size, flush=True)\n"
+              "    sys.exit(7)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env, cwd=tmp_path)
+    reported = 0
+    while reported < 3:
+        line = p.stdout.readline()
+        assert line, p.stderr.read()
+        reported = int(line)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 7, (p.returncode, out, err)
+    lines = out.split()
+    made = int(lines[lines.index("partial") + 1])
+    assert reported <= made <= reported + 2, (reported, made, out)
