@@ -469,9 +469,13 @@ std::pair<py::array_t<double>, py::array_t<double>> keys_and_tau(const std::vect
   auto tau_ = tau.mutable_unchecked<2>();
   for (py::ssize_t k = 0; k < n_runs; ++k) {
     const MnistRun& r = results[k];
+    // A run that Ctrl-C stopped before it began has no keys nor τ: NaN.
+    const bool has_keys = r.keys.size() == static_cast<std::size_t>(H * kMnistPixels);
+    const bool has_tau = r.tau.size() == static_cast<std::size_t>(kMnistClasses);
     for (int h = 0; h < H; ++h)
-      for (int p = 0; p < kMnistPixels; ++p) keys_(k, h, p / kMnistSide, p % kMnistSide) = r.keys[h * kMnistPixels + p];
-    for (int c = 0; c < kMnistClasses; ++c) tau_(k, c) = r.tau[c];
+      for (int p = 0; p < kMnistPixels; ++p)
+        keys_(k, h, p / kMnistSide, p % kMnistSide) = has_keys ? r.keys[h * kMnistPixels + p] : std::nan("");
+    for (int c = 0; c < kMnistClasses; ++c) tau_(k, c) = has_tau ? r.tau[c] : std::nan("");
   }
   return {keys, tau};
 }
@@ -493,8 +497,7 @@ py::dict mnist(const py::kwargs& all) {
     const MnistTask task = MnistTask::build(digits, split_mnist(digits, s.train_fraction, static_cast<uint32_t>(s.split_seed)));
     results = run_mnist(task, model, spec, progress.driver(), interrupt.driver());
   }
-  interrupt.raise_if_interrupted();
-  progress.finish();
+  const auto stopped = interrupt.take_interrupt();
   std::vector<const Trajectory*> runs;
   for (const auto& r : results) runs.push_back(&r.trajectory);
   py::dict out = trajectory_table(runs, model, kMnistClasses, CsvErrors::loss);
@@ -506,6 +509,8 @@ py::dict mnist(const py::kwargs& all) {
   sim.update({{"engine", "mnist"}, {"D", MnistEngine::D}, {"nu", spec.nu}, {"train_fraction", s.train_fraction},
               {"split_seed", s.split_seed}, {"data", s.data}});
   out["simulation"] = from_json(sim);
+  InterruptScope::raise_with_partial(stopped, out);  // Ctrl-C: KeyboardInterrupt with the records so far
+  progress.finish(out);
   return out;
 }
 

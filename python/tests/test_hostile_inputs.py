@@ -16,7 +16,7 @@ import time
 import pytest
 
 import headspec
-from conftest import BINARY
+from conftest import BINARY, ROOT
 
 GRAM = ["simulate", "--engine", "gram", "--D", "100", "--T", "0.2", "--record-every", "0.1"]
 
@@ -286,7 +286,9 @@ INTERRUPTED_CALLS = [
     ("sweep_gram", "headspec.sweep(grid='H=1:2', engine='gram', D=10000000, T=1000, record_every=100)"),
     ("bayes", "headspec.bayes(samples=2000000000, L=20)"),
     ("linearise", "headspec.linearise(mc=200000, T_max=100000, settle=1e-300)"),
+    ("mnist", "headspec.mnist(T=100000, record_every=20, test_samples=100)"),
 ]
+PARTIAL_RESULTS = {"simulate_dense", "theory", "mnist"}
 
 
 @pytest.mark.parametrize("case,call", INTERRUPTED_CALLS, ids=[c[0] for c in INTERRUPTED_CALLS])
@@ -294,6 +296,8 @@ def test_ctrl_c_raises_keyboard_interrupt_in_a_long_call(tmp_path, case, call):
     """Each call would run for hours; SIGINT makes it raise KeyboardInterrupt (every driver,
     each task of a sweep too, stops at its next step). The 120 s bound only keeps a
     regression from hanging the suite."""
+    if case == "mnist" and not os.path.isdir(os.path.join(ROOT, "data", "mnist")):
+        pytest.skip("no data/mnist (scripts/fetch-mnist)")
     script = ("import sys, headspec\n"
               "print('started', flush=True)\n"
               "try:\n"
@@ -312,10 +316,10 @@ def test_ctrl_c_raises_keyboard_interrupt_in_a_long_call(tmp_path, case, call):
     out, err = p.communicate(timeout=120)
     assert p.returncode == 7, (p.returncode, out, err)
     assert "KeyboardInterrupt" in out
-    # simulate and theory attach the records computed until then (README "Python")
+    # simulate, theory and mnist attach the records computed until then (README "Python")
     shape = re.search(r"^partial (.*)$", out, re.M).group(1)
-    if case in ("simulate_dense", "theory"):
-        runs, records = map(int, re.match(r"\((\d+), (\d+), 2, 2\)", shape).groups())
+    if case in PARTIAL_RESULTS:
+        runs, records = map(int, re.match(r"\((\d+), (\d+), \d+, \d+\)", shape).groups())
         assert runs == 1 and records >= 1, shape
     else:
         assert shape == "None"
