@@ -4,8 +4,8 @@
 #include <iostream>
 #include <memory>
 
-#include "budgets.hpp"
 #include "commands.hpp"
+#include "headspec/command_budgets.hpp"
 #include "headspec/bayes.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"

@@ -5,8 +5,8 @@
 #include <iostream>
 #include <memory>
 
-#include "budgets.hpp"
 #include "commands.hpp"
+#include "headspec/command_budgets.hpp"
 #include "headspec/io.hpp"
 #include "headspec/linearise_study.hpp"
 #include "headspec/thread_limit.hpp"

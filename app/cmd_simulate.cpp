@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "checkpointing.hpp"
-#include "budgets.hpp"
 #include "commands.hpp"
+#include "headspec/command_budgets.hpp"
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"

@@ -10,10 +10,9 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <tuple>
 
-#include "budgets.hpp"
 #include "commands.hpp"
+#include "headspec/command_budgets.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/io.hpp"
 #include "headspec/number_text.hpp"
@@ -64,10 +63,7 @@ std::unique_ptr<SweepPlan> prepare(const SweepOptions& o, bool writes) {
   auto plan = std::make_unique<SweepPlan>(o);
   parse_shard(o);
   progress_mode(o.progress);
-  const SweepPoint* largest = &plan->points().front();  // the largest D, then the most heads
-  for (const auto& p : plan->points())
-    if (std::tie(p.D, p.model.H, p.model.L) > std::tie(largest->D, largest->model.H, largest->model.L)) largest = &p;
-  check_budget(sweep_budget(o, largest->model, static_cast<double>(largest->D), plan->tasks()), o);
+  check_budget(sweep_budget(o, *plan), o);
   if (writes) run_files(o.out, o.model.prior).output("--summary", o.summary).folder("--work-dir", o.work_dir).check();
 
   // Last, as it creates the folder: nothing is made when another flag is wrong.

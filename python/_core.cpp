@@ -24,6 +24,7 @@
 
 #include "headspec/bayes.hpp"
 #include "headspec/checkpoint.hpp"
+#include "headspec/command_budgets.hpp"
 #include "headspec/command_settings.hpp"
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
@@ -375,6 +376,7 @@ py::dict simulate(const py::kwargs& all) {
   const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   const ModelSpec model = s.to_spec();
   const SimulationSpec sim = s.simulation();
+  check_budget(simulate_budget(s, model), s);  // max_memory=, max_steps= (docs/cli.md "Limits")
   const EngineFactory factory = sgd_engine_factory(s.engine, model, s.D);
   std::vector<Trajectory> trajectories;
   const InterruptScope interrupt;
@@ -400,6 +402,7 @@ py::dict theory(const py::kwargs& all) {
   const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   const ModelSpec model = s.to_spec();
   const TheoryRuns theory_runs(model, s.runs_spec());
+  check_budget(theory_budget(s, model), s);
   std::vector<TheoryResult> results;
   const InterruptScope interrupt;
   const double records = std::floor(s.T / s.record_every + 1e-9) + 1;  // per run, unless a stop rule ends it
@@ -435,6 +438,7 @@ py::dict bayes(const py::kwargs& kwargs) {
   const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   const ModelSpec m = s.to_spec();
   s.check();
+  check_budget(bayes_budget(s, m), s);
   py::dict out;
   if (s.method == "quadrature") {
     double v = 0;
@@ -487,6 +491,7 @@ py::dict mnist(const py::kwargs& all) {
   const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   ModelSpec model;
   const MnistStudySpec spec = s.study(model);
+  check_budget(mnist_budget(s, model), s);
   std::vector<MnistRun> results;
   const InterruptScope interrupt;
   PythonProgress progress(callback, static_cast<double>(s.runs) * static_cast<double>(spec.sim.records() + 1),
@@ -572,6 +577,7 @@ py::dict linearise_model(const py::kwargs& kwargs) {
   const LineariseSettings s = settings_from(linearise_parameters(), kwargs, "linearise");
   const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   LineariseStudy study = prepare_linearise(s);
+  check_budget(linearise_budget(s, study.model), s);
   LineariseOutcome outcome;
   const InterruptScope interrupt;
   study.spec.stop = interrupt.flag();  // Ctrl-C: the next evaluation of the rates throws Interrupted
@@ -653,6 +659,7 @@ py::dict sweep(const py::kwargs& all) {
   const SweepCommandSettings s = settings_from(sweep_parameters(), kwargs, "sweep");
   const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   const SweepPlan plan(s);
+  check_budget(sweep_budget(s, plan), s);
   SweepTable table;
   const InterruptScope interrupt;
   PythonProgress progress(callback, plan.tasks(), interrupt);

@@ -114,11 +114,11 @@ ParameterTable<S> limit_parameters() {
   return {parameter<S>("max-memory", &Lim::max_memory,
                        "refuse the run if its estimated memory exceeds this many GiB (0: 80 % of the physical "
                        "memory; docs/cli.md \"Limits\")",
-                       kCliOnly | kShowDefault),
+                       kShowDefault),
           parameter<S>("max-steps", &Lim::max_steps,
                        "refuse the run if its estimated work (SGD steps, Monte Carlo sample evaluations, quadrature "
                        "terms) exceeds this",
-                       kCliOnly | kShowDefault),
+                       kShowDefault),
           // Not in the sidecar nor in a checkpoint's identity: the numbers do not depend on it.
           parameter<S>("threads", &Lim::threads,
                        "use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it "

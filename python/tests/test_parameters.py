@@ -12,9 +12,9 @@ import headspec
 from conftest import BINARY
 
 SUBCOMMANDS = ["simulate", "theory", "bayes", "mnist", "linearise", "sweep"]
-# Where output goes, how a run resumes, the limits of a run: the command line's only.
-CLI_ONLY = {"out", "checkpoint", "checkpoint-every", "resume", "summary", "work-dir", "keys", "tau", "max-memory",
-            "max-steps", "progress", "shard"}
+# Where output goes, how a run resumes or shows its progress: the command line's only.
+CLI_ONLY = {"out", "checkpoint", "checkpoint-every", "resume", "summary", "work-dir", "keys", "tau", "progress",
+            "shard"}
 # Python's own: progress= takes a callback or True (a tqdm bar) where the CLI's --progress
 # takes a display mode (docs/cli.md "Progress").
 PYTHON_ONLY = {"simulate": {"progress"}, "theory": {"progress"}, "mnist": {"progress"}, "sweep": {"progress"}}
@@ -131,3 +131,23 @@ def test_linearise_growth_equals_cli():
     assert res["lambda_plus_over_seeds"] == ref["lambda_plus_over_seeds"]
     assert res["other_seeds"] == ref["other_seeds"]
     assert res["settings"] == ref["settings"]
+
+
+@pytest.mark.parametrize("call,keyword", [
+    (lambda: headspec.simulate(engine="gram", D=2 ** 52, T=1), "max_steps"),
+    (lambda: headspec.bayes(samples=10 ** 14), "max_memory"),
+    (lambda: headspec.theory(mc=4294967295, T=1, dt=0.5), "max_memory"),
+    (lambda: headspec.sweep(grid={"H": [1, 2]}, engine="gram", D=2 ** 52, T=1), "max_steps"),
+    (lambda: headspec.linearise(mc=10 ** 6, T_max=10 ** 6, dt=0.01), "max_steps"),
+], ids=["simulate", "bayes", "theory", "sweep", "linearise"])
+def test_python_calls_have_the_cli_budget(call, keyword):
+    """A call that could not finish is refused before it starts (docs/cli.md "Limits"),
+    naming the keyword that raises the limit."""
+    with pytest.raises(ValueError, match=f"^keyword {keyword}="):
+        call()
+
+
+def test_a_raised_limit_lets_the_call_run():
+    with pytest.raises(ValueError, match="max_steps"):
+        headspec.simulate(engine="gram", D=10 ** 6, T=2, max_steps=10 ** 5)
+    assert headspec.simulate(engine="gram", D=1000, T=1, record_every=0.5, max_steps=10 ** 5).loss.size == 3

@@ -1,16 +1,17 @@
-// Run budgets of the subcommands (app/budgets.hpp).
-#include "budgets.hpp"
+// Run budgets of the subcommands (include/headspec/command_budgets.hpp).
+#include "headspec/command_budgets.hpp"
 
 #include <fmt/format.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "headspec/bayes.hpp"
 #include "headspec/order_parameters.hpp"
 
-namespace headspec::app {
+namespace headspec {
 namespace {
 
 double record_count(double T, double record_every) { return std::floor(T / record_every) + 1; }
@@ -104,4 +105,11 @@ RunBudget sweep_budget(const SweepCommandSettings& o, const ModelSpec& model, do
   return sgd_budget(tasks, o.T, o.record_every, D, o.engine == "dense", model, model.F());
 }
 
-}  // namespace headspec::app
+RunBudget sweep_budget(const SweepCommandSettings& o, const SweepPlan& plan) {
+  const SweepPoint* largest = &plan.points().front();
+  for (const auto& p : plan.points())
+    if (std::tie(p.D, p.model.H, p.model.L) > std::tie(largest->D, largest->model.H, largest->model.L)) largest = &p;
+  return sweep_budget(o, largest->model, static_cast<double>(largest->D), plan.tasks());
+}
+
+}  // namespace headspec
