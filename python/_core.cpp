@@ -665,11 +665,10 @@ py::dict sweep(const py::kwargs& all) {
   PythonProgress progress(callback, plan.tasks(), interrupt);
   {
     py::gil_scoped_release release;
-    std::vector<Trajectory> results = run_sweep(plan, interrupt.flag(), [&progress] { progress.step(); });
-    if (!(interrupt.flag() && interrupt.flag()->load())) table = sweep_table(plan, results);
+    // Stopped by Ctrl-C: the tasks not begun have no rows (their summary rows are NaN).
+    table = sweep_table(plan, run_sweep(plan, interrupt.flag(), [&progress] { progress.step(); }));
   }
-  interrupt.raise_if_interrupted();
-  progress.finish();
+  const auto stopped = interrupt.take_interrupt();
   py::list diverged, axes;
   for (const auto& r : table.summary)
     if (r.diverged) diverged.append(py::make_tuple(r.point, r.run, r.diverged_at));
@@ -680,6 +679,8 @@ py::dict sweep(const py::kwargs& all) {
   out["grid"] = axes;
   out["base_model"] = model_dict(plan.base_model());
   out["diverged"] = diverged;
+  InterruptScope::raise_with_partial(stopped, out);  // Ctrl-C: KeyboardInterrupt with the runs so far
+  progress.finish(out);
   return out;
 }
 

@@ -289,6 +289,7 @@ INTERRUPTED_CALLS = [
     ("mnist", "headspec.mnist(T=100000, record_every=20, test_samples=100)"),
 ]
 PARTIAL_RESULTS = {"simulate_dense", "theory", "mnist"}
+SWEEPS = {"sweep_theory": 2, "sweep_gram": 2}  # a partial Sweep: one summary row per task
 
 
 @pytest.mark.parametrize("case,call", INTERRUPTED_CALLS, ids=[c[0] for c in INTERRUPTED_CALLS])
@@ -305,7 +306,9 @@ def test_ctrl_c_raises_keyboard_interrupt_in_a_long_call(tmp_path, case, call):
               "except KeyboardInterrupt as stop:\n"
               "    print('KeyboardInterrupt', flush=True)\n"
               "    partial = getattr(stop, 'partial', None)\n"
-              "    print('partial', None if partial is None else partial.M.shape, flush=True)\n"
+              "    shape = None if partial is None else getattr(partial, 'M', None)\n"
+              "    shape = shape.shape if shape is not None else len(partial.summary['run']) if partial else None\n"
+              "    print('partial', shape, flush=True)\n"
               "    sys.exit(7)\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -316,11 +319,13 @@ def test_ctrl_c_raises_keyboard_interrupt_in_a_long_call(tmp_path, case, call):
     out, err = p.communicate(timeout=120)
     assert p.returncode == 7, (p.returncode, out, err)
     assert "KeyboardInterrupt" in out
-    # simulate, theory and mnist attach the records computed until then (README "Python")
+    # simulate, theory, mnist and sweep attach what they computed until then (README "Python")
     shape = re.search(r"^partial (.*)$", out, re.M).group(1)
     if case in PARTIAL_RESULTS:
         runs, records = map(int, re.match(r"\((\d+), (\d+), \d+, \d+\)", shape).groups())
         assert runs == 1 and records >= 1, shape
+    elif case in SWEEPS:
+        assert shape == str(SWEEPS[case]), shape
     else:
         assert shape == "None"
 
