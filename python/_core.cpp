@@ -439,28 +439,21 @@ py::dict bayes(const py::kwargs& kwargs) {
   const ModelSpec m = s.to_spec();
   s.check();
   check_budget(bayes_budget(s, m), s);
-  py::dict out;
-  if (s.method == "quadrature") {
-    double v = 0;
-    {
-      py::gil_scoped_release release;
-      v = bayes_error_quadrature(m.prior, m.L, m.noise);
-    }
-    out["mmse"] = v;
-    out["stderr"] = 0.0;
-  } else {
-    MeanEstimate e;
-    const InterruptScope interrupt;
-    try {
-      py::gil_scoped_release release;
+  MeanEstimate e;  // the quadrature has no sampling error
+  const InterruptScope interrupt;
+  try {
+    py::gil_scoped_release release;
+    if (s.method == "quadrature")
+      e.mean = bayes_error_quadrature(m.prior, m.L, m.noise, interrupt.flag());
+    else
       e = bayes_error_mc(m.prior, m.L, m.noise, s.samples, static_cast<uint32_t>(s.seed), interrupt.flag());
-    } catch (const Interrupted&) {
-      interrupt.raise_if_interrupted();
-      throw;
-    }
-    out["mmse"] = e.mean;
-    out["stderr"] = e.stderr_;
+  } catch (const Interrupted&) {
+    interrupt.raise_if_interrupted();
+    throw;
   }
+  py::dict out;
+  out["mmse"] = e.mean;
+  out["stderr"] = e.stderr_;
   return out;
 }
 

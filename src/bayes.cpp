@@ -67,7 +67,7 @@ BayesQuadratureSize bayes_quadrature_size(const Prior& prior) {
   return q;
 }
 
-double bayes_error_quadrature(const Prior& prior, int L, double noise) {
+double bayes_error_quadrature(const Prior& prior, int L, double noise, const std::atomic<bool>* stop) {
   if (prior.F() != 1)
     throw UsageError(fmt::format("--method: quadrature needs F = 1 (one signal strength), got F = {}", prior.F()));
   const double reach = quadrature_reach(prior);
@@ -87,6 +87,7 @@ double bayes_error_quadrature(const Prior& prior, int L, double noise) {
   std::vector<double> terms(nv + 1);
 #pragma omp parallel for schedule(static)
   for (int k = 0; k <= nv; ++k) {
+    if (stop && stop->load(std::memory_order_relaxed)) continue;
     const double v = v_lo + k * hv;
     double A = 0, B = 0;
     for (std::size_t i = 0; i < logw.size(); ++i) {
@@ -97,6 +98,7 @@ double bayes_error_quadrature(const Prior& prior, int L, double noise) {
     }
     terms[k] = A * std::pow(B, L - 1) * hv;
   }
+  if (stop && stop->load()) throw Interrupted();
   double integral = 0;
   for (double t : terms) integral += t;  // in order: thread-count independent
   return 1.0 - integral + noise;

@@ -1,6 +1,7 @@
 #pragma once
 // The Bayes-optimal error (docs/model.md §8): ε_Bayes = 1 − E[Σ_ℓ P_ℓ²] + Δ, where
 // P_ℓ = w(λ_ℓ)/Σ_ℓ' w(λ_ℓ') is the posterior of the relevant position.
+#include <atomic>
 #include <cstdint>
 
 #include "headspec/parallel_mean.hpp"
@@ -19,8 +20,8 @@ MeanEstimate bayes_error_mc(const Prior& prior, int L, double noise, int64_t sam
 /// ratio of λ at ℓ* to N(0, 1) and φ the standard normal density,
 ///   E[P_ℓ*] = ∫_0^∞ E_φ[w² e^{−u w}] (E_φ[e^{−u w}])^{L−1} du
 /// (from 1/x = ∫ e^{−ux} du); u = e^v, trapezoid rules in v and in λ.
-/// Throws UsageError when F ≠ 1.
-double bayes_error_quadrature(const Prior& prior, int L, double noise);
+/// Throws UsageError when F ≠ 1, Interrupted once `stop` (if not null) is set.
+double bayes_error_quadrature(const Prior& prior, int L, double noise, const std::atomic<bool>* stop = nullptr);
 
 /// The size of that quadrature (its nodes in λ and terms in v; zero when F ≠ 1), for the
 /// run's budget: both grow with ν, as θ_max and as θ_max² (docs/cli.md "Limits").

@@ -285,6 +285,7 @@ INTERRUPTED_CALLS = [
     ("sweep_theory", "headspec.sweep(grid='H=1:2', engine='theory', mc=20000, T=100000, record_every=1000)"),
     ("sweep_gram", "headspec.sweep(grid='H=1:2', engine='gram', D=10000000, T=1000, record_every=100)"),
     ("bayes", "headspec.bayes(samples=2000000000, L=20)"),
+    ("bayes_quadrature", "headspec.bayes(method='quadrature', nu=[10000], L=5)"),
     ("linearise", "headspec.linearise(mc=200000, T_max=100000, settle=1e-300)"),
     ("mnist", "headspec.mnist(T=100000, record_every=20, test_samples=100)"),
 ]
