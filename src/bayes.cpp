@@ -72,12 +72,14 @@ double bayes_error_quadrature(const Prior& prior, int L, double noise, const std
     throw UsageError(fmt::format("--method: quadrature needs F = 1 (one signal strength), got F = {}", prior.F()));
   const double reach = quadrature_reach(prior);
   const double hl = kNodeStep;
-  std::vector<double> logw, weight;  // log w(λ_i) and φ(λ_i) h
+  // log w(λ_i) and log(φ(λ_i) h): the weights enter in log space, as φ h underflows to 0 far
+  // out while e^{2 log w + v − uw} overflows there (0 · ∞ made ε NaN from ν ≈ 400 on).
+  std::vector<double> logw, log_weight;
   const int nx = static_cast<int>(2 * reach / hl);
   for (int i = 0; i <= nx; ++i) {
     const double x = -reach + i * hl;
     logw.push_back(prior.log_likelihood(&x));
-    weight.push_back(std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI) * hl);
+    log_weight.push_back(-0.5 * x * x - 0.5 * std::log(2 * M_PI) + std::log(hl));
   }
   // v = ln u: the integrand A(e^v) B(e^v)^{L−1} e^v decays at both ends.
   double lw_max = -INFINITY, lw_min = INFINITY;
@@ -92,9 +94,8 @@ double bayes_error_quadrature(const Prior& prior, int L, double noise, const std
     double A = 0, B = 0;
     for (std::size_t i = 0; i < logw.size(); ++i) {
       const double uw = std::exp(v + logw[i]);
-      const double decay = std::exp(-uw);
-      B += weight[i] * decay;
-      A += weight[i] * std::exp(2 * logw[i] + v - uw);  // w² e^{−uw} · u (the du = u dv factor)
+      B += std::exp(log_weight[i] - uw);
+      A += std::exp(log_weight[i] + 2 * logw[i] + v - uw);  // w² e^{−uw} · u (the du = u dv factor)
     }
     terms[k] = A * std::pow(B, L - 1) * hv;
   }

@@ -64,6 +64,17 @@ TEST(Bayes, MixtureWithFlipAtomsEqualsFlip) {
   EXPECT_NEAR(a.mean, b.mean, 4 * std::hypot(a.stderr_, b.stderr_));
 }
 
+// A strong signal: far out φ h underflows to 0 where w² e^{−uw} u overflows; the weights in
+// log space keep ε finite (it was NaN from ν ≈ 400 on) and equal to the Monte Carlo's.
+TEST(Bayes, QuadratureStaysFiniteForAStrongSignal) {
+  const Prior p = Prior::spike(Eigen::VectorXd::Constant(1, 420.0));
+  const double q = bayes_error_quadrature(p, 2, 0.0);
+  const auto mc = bayes_error_mc(p, 2, 0.0, 200000, 8);
+  ASSERT_TRUE(std::isfinite(q));
+  EXPECT_GE(q, -1e-12);  // 1 − ∫ at rounding level: ε is ≈ 0 here
+  EXPECT_NEAR(q, mc.mean, 4 * mc.stderr_ + 1e-12);
+}
+
 TEST(Bayes, QuadratureRefusesFGreaterThanOne) {
   EXPECT_ANY_THROW(bayes_error_quadrature(Prior::flip(Eigen::Vector2d(2, 2)), 5, 0.0));
 }
