@@ -279,6 +279,13 @@ def test_python_takes_exact_floats_and_numpy_integers_for_counts():
     assert np.array_equal(a["loss"], b["loss"])
 
 
+def python_child(script, folder):
+    """`python -c script` in `folder`, with this test's module path, its output as text pipes."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=folder)
+
+
 INTERRUPTED_CALLS = [
     ("simulate_dense", "headspec.simulate(engine='dense', D=10000, T=2000, record_every=100)"),
     ("theory", "headspec.theory(mc=20000, T=100000, record_every=1000, dt=0.05)"),
@@ -311,9 +318,7 @@ def test_ctrl_c_raises_keyboard_interrupt_in_a_long_call(tmp_path, case, call):
               "    shape = shape.shape if shape is not None else len(partial.summary['run']) if partial else None\n"
               "    print('partial', shape, flush=True)\n"
               "    sys.exit(7)\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=env, cwd=tmp_path)
+    p = python_child(script, tmp_path)
     assert p.stdout.readline().strip() == "started"
     time.sleep(1.5)  # inside the call by now
     p.send_signal(signal.SIGINT)
@@ -383,9 +388,7 @@ def test_ctrl_c_stops_within_two_record_intervals(tmp_path, case, call):
               "except KeyboardInterrupt as stop:\n"
               "    print('partial', stop.partial.loss.size, flush=True)\n"
               "    sys.exit(7)\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=env, cwd=tmp_path)
+    p = python_child(script, tmp_path)
     reported = 0
     while reported < 3:
         line = p.stdout.readline()
