@@ -36,6 +36,7 @@ void ModelSpec::to_json(nlohmann::json& j) const {
   j["L"] = L;
   j["H"] = H;
   j["lr"] = lr;
+  lr_schedule.to_json(j);
   j["batch"] = batch;
   j["noise"] = noise;
   j["q0"] = q0;

@@ -63,6 +63,10 @@ const ParameterTable<ModelSettings>& model_parameters() {
       parameter<M>("readout", &M::readout, "learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)"),
       parameter<M>("readout-lr", &M::readout_lr, "readout learning rate η_c (default: η)", kNumbersText),
       parameter<M>("lr", &M::lr, "learning rate η"),
+      parameter<M>("lr-schedule", &M::lr_schedule,
+                   "factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P "
+                   "((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between "
+                   "them; docs/model.md §4)"),
       parameter<M>("batch", &M::batch, "mini-batch size B"),
       parameter<M>("noise", &M::noise, "label noise variance Δ"),
       parameter<M>("q0", &M::q0, "initial key variance"),
@@ -205,6 +209,9 @@ const ParameterTable<TheorySettings>& theory_parameters() {
                      "the stochastic theory of SGD at D = --init-D: each step adds the Brownian increment of "
                      "covariance Σ dt/D (docs/model.md §12); rk4, heun or euler",
                      0, g),
+        // In the sidecar only when set.
+        parameter<S>("flow", &S::flow,
+                     "gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 (docs/model.md §6)", 0),
         parameter<S>("init-seed", &S::init_seed,
                      "seed of the initial state, the same for every run (-1: run k uses --seed + k); with --sde, "
                      "runs from one initial state with independent noise",
@@ -331,6 +338,7 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
         parameter<S>("dt", &W::dt, "theory: time step", kShowDefault, "theory"),
         parameter<S>("init-D", &W::init_D, "theory: D of the initial state", kShowDefault, "theory"),
         parameter<S>("init-engine", &W::init_engine, "theory: engine of the initial state (dense | gram)", kShowDefault, "theory"),
+        parameter<S>("flow", &W::flow, "theory: gradient flow, no η² term, time τ = ηt (docs/model.md §6)", 0),
         parameter<S>("until-converged", &W::until_converged, "theory: stop a run once every |derivative| is below this",
                      0, "theory"),
         parameter<S>("until-error-settled", &W::until_error_settled,

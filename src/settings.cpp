@@ -66,6 +66,7 @@ ModelSpec ModelSettings::to_spec() const {
     if (v.size() != 1) throw ParameterError("readout-lr", "expected one number");
     m.readout_lr = v[0];
   }
+  m.lr_schedule = LrSchedule::parse(lr_schedule);
   m.batch = batch;
   m.noise = noise;
   m.q0 = q0;

@@ -3,7 +3,10 @@
 #include <Eigen/Dense>
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstdint>
+
 #include "headspec/activation.hpp"
+#include "headspec/lr_schedule.hpp"
 #include "headspec/prior.hpp"
 
 namespace headspec {
@@ -16,6 +19,7 @@ struct ModelSpec {
   int H = 2;                ///< heads
   double lr = 1.0;          ///< η
   double readout_lr = 1.0;  ///< η_c (learned readout)
+  LrSchedule lr_schedule;   ///< g(t): η(t) = η g(t), η_c(t) = η_c g(t) (docs/model.md §4)
   int batch = 1;            ///< B
   double noise = 0.0;       ///< label noise Δ
   double q0 = 1.0;          ///< initial key variance
@@ -23,6 +27,10 @@ struct ModelSpec {
   int F() const { return prior.F(); }
   /// c(0): 1/H for learned and mean, 1 for sum (docs/model.md §3).
   Eigen::VectorXd initial_readout() const;
+  /// The schedule's factor g before SGD step n of B samples at dimension D, at t = nB/D.
+  double step_factor(uint64_t n, int64_t D) const {
+    return lr_schedule.constant() ? 1.0 : lr_schedule.factor(static_cast<double>(n) * batch / static_cast<double>(D));
+  }
   /// Throws ParameterError naming the parameter of the first inconsistent value.
   void validate() const;
   /// Every parameter, for JSON sidecars.

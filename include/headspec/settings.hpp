@@ -18,6 +18,7 @@ struct ModelSettings {
   std::string readout = "learned";
   std::string readout_lr;  ///< empty: η
   double lr = 1.0;
+  std::string lr_schedule = "constant";  ///< LrSchedule::parse's spellings
   int batch = 1;
   double noise = 0.0;
   double q0 = 1.0;

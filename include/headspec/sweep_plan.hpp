@@ -44,6 +44,7 @@ struct SweepSettings {
   double until_converged = 0;  // stop rules (docs/theory.md §3)
   double until_error_settled = 0;
   double error_window = 20;
+  bool flow = false;  // gradient flow (docs/model.md §6)
   // specialisation (docs/model.md §10)
   double delta = 0.2;
   bool stop_when_specialised = false;

@@ -25,11 +25,12 @@ class TheoryDiffusion {
   const StateLayout& layout() const { return engine_.layout(); }
 
   /// Σ at the packed state x (StateLayout order, per unit t, PSD up to its Monte Carlo error).
-  Eigen::MatrixXd covariance(const double* x) const;
+  /// t: the time, for the schedule's factor (docs/model.md §4).
+  Eigen::MatrixXd covariance(const double* x, double t = 0) const;
 
   /// out = √(dt/D) Σ(x)^{1/2} ξ with the symmetric PSD root (eigenvalues below 0, Monte Carlo
   /// error only, taken as 0) and ξ the layout().size() standard normals of stream `noise`.
-  void increment(const double* x, double dt, const StreamId& noise, double* out) const;
+  void increment(const double* x, double t, double dt, const StreamId& noise, double* out) const;
 
  private:
   TheoryEngine engine_;

@@ -52,6 +52,8 @@ struct TheoryOptions {
   int only_randomisation = -1;
   ValueChannel channel = ValueChannel::Integrated;
   uint32_t seed = 1;  ///< Monte Carlo stream (seed, MonteCarlo, lane n, step draw)
+  /// Gradient flow (docs/model.md §6): the η² term dropped, time τ = ηt.
+  bool flow = false;
 };
 
 /// Packing of the state into a flat vector, the integrators' state type:
@@ -109,9 +111,10 @@ class TheoryEngine {
   /// `draw` selects the samples in Resample mode and is ignored in Fixed mode.
   /// Time is t = (samples seen)/D as for `simulate`, so with a mini-batch B the rates of
   /// docs/model.md §6 (written per SGD step) are divided by B.
-  void evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out) const;
+  /// t: the time, for the schedule's factor g(t) (docs/model.md §4; without one it is not used).
+  void evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t = 0) const;
   /// Same, from a packed state.
-  void evaluate(const double* x, uint64_t draw, TheoryEvaluation& out) const;
+  void evaluate(const double* x, uint64_t draw, TheoryEvaluation& out, double t = 0) const;
 
   /// The covariance over the samples of one sample's rates (the integrand of the rates,
   /// StateLayout order, per unit t): Σ of the stochastic theory (docs/model.md §12), in
@@ -119,7 +122,7 @@ class TheoryEngine {
   /// every random quantity of a sample is drawn and none is averaged out (throws
   /// std::logic_error otherwise). Blocks are added in block order: the same bits whatever
   /// the thread count.
-  void rate_covariance(const OrderParameters& op, Eigen::MatrixXd& cov) const;
+  void rate_covariance(const OrderParameters& op, Eigen::MatrixXd& cov, double t = 0) const;
 
   /// The readout of a state whose readout is fixed (sum, mean).
   const Eigen::VectorXd& fixed_readout() const { return fixed_c_; }
@@ -134,8 +137,8 @@ class TheoryEngine {
   int orbit_size() const;
 
  private:
-  void evaluate_plain(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out) const;
-  void evaluate_symmetric(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out) const;
+  void evaluate_plain(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const;
+  void evaluate_symmetric(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const;
   void draw_sample(int64_t n, uint64_t draw, double* out) const;
   using Lanes = AttentionKernelBatch::Lanes;
   // Samples of batch b (AttentionKernelBatch::kLanes of them), one per lane; aos is

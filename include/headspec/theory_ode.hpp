@@ -18,21 +18,26 @@ namespace headspec {
 using OdeState = std::vector<double>;
 
 /// dx/dt = the expected rates of TheoryEngine::evaluate at x for Monte Carlo draw `draw`
-/// (autonomous: t is not used). Pass it to odeint as std::ref(system): odeint copies
+/// at time t (which only the learning-rate schedule reads, docs/model.md §4). Pass it to odeint as std::ref(system): odeint copies
 /// systems, and this one counts its evaluations.
 class TheorySystem {
  public:
   explicit TheorySystem(const TheoryEngine& engine) : engine_(&engine) {}
 
-  void operator()(const OdeState& x, OdeState& dxdt, double /*t*/);
+  void operator()(const OdeState& x, OdeState& dxdt, double t);
 
   /// Evaluates at x, the start of the next step: the observer needs ε and the rates there
   /// (records, stop rules), and the step's first stage reuses this evaluation bit for bit
   /// instead of computing it again.
-  const TheoryEvaluation& evaluate_at_step_start(const OdeState& x);
+  const TheoryEvaluation& evaluate_at_step_start(const OdeState& x, double t);
 
   /// Evaluates at x for an observation only (dopri5's records).
-  const TheoryEvaluation& evaluate(const OdeState& x);
+  const TheoryEvaluation& evaluate(const OdeState& x, double t);
+
+  /// Fixed steps dt: the stages' times are taken as the nearest multiple of dt/2 (the stage
+  /// times of Euler, Heun and RK4), so that g(t) has the same bits whether odeint counted
+  /// the steps from 0 or from a resumed step k0 (k0·dt + j·dt and (k0 + j)·dt may differ).
+  void snap_times_to(double dt) { half_step_ = dt / 2; }
 
   /// The Monte Carlo draw of the next evaluations (step k of --mc-resample uses draw k).
   void set_draw(uint64_t draw) { draw_ = draw; }
@@ -45,6 +50,7 @@ class TheorySystem {
   bool start_pending_ = false;
   uint64_t draw_ = 0;
   int64_t evaluations_ = 0;
+  double half_step_ = 0;
 };
 
 namespace ode {
@@ -64,7 +70,7 @@ using Dopri5 = odeint::runge_kutta_dopri5<OdeState>;
 /// ξ_k the normals of stream (seed, Diffusion, lane, k), k = t/dt: step k's noise depends on
 /// (seed, lane, k) and x_k alone, so a resumed run continues bit for bit. With Euler it is
 /// Euler–Maruyama; the weak order is 1 whatever `Drift`, and at D → ∞ it is `Drift` exactly.
-/// `Diffusion` is anything with increment(x, dt, stream, out) (TheoryDiffusion; the tests
+/// `Diffusion` is anything with increment(x, t, dt, stream, out) (TheoryDiffusion; the tests
 /// also use an Ornstein–Uhlenbeck process whose moments are known).
 template <class Drift, class Diffusion = TheoryDiffusion>
 class StochasticStepper {
@@ -84,7 +90,7 @@ class StochasticStepper {
   void do_step(System system, OdeState& x, double t, double dt) {
     const auto k = static_cast<uint64_t>(std::llround(t / dt));
     noise_.resize(x.size());
-    diffusion_->increment(x.data(), dt, StreamId{seed_, Purpose::Diffusion, lane_, k}, noise_.data());
+    diffusion_->increment(x.data(), t, dt, StreamId{seed_, Purpose::Diffusion, lane_, k}, noise_.data());
     drift_.do_step(system, x, t, dt);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += noise_[i];
   }

@@ -37,6 +37,7 @@ struct TheoryRunsSpec {
   bool keep_R = false;             ///< keep R(0) and sample the value channel (docs/model.md §7 otherwise)
   bool mc_error = false;           ///< also integrate each Sobol randomisation alone: TheoryResult::mc_error
   bool sde = false;                ///< the stochastic theory at D = init_D (docs/model.md §12)
+  bool flow = false;               ///< gradient flow: no η² term, time τ = ηt (docs/model.md §6)
   std::optional<uint32_t> init_seed;  ///< --init-seed: every run's initial state; absent: run k uses seed + k
   bool stop_when_specialised = false;
   double delta = 0.2;              ///< specialisation threshold δ (docs/model.md §10)
@@ -88,8 +89,18 @@ IntegrationSpec theory_integration(const S& o, double finite_D = 0) {
   if (!(std::isfinite(o.delta) && o.delta > 0)) throw ParameterError("delta", fmt::format("must be > 0, got {}", o.delta));
   integration.stop_when_specialised = o.stop_when_specialised ? o.delta : 0;
   integration.finite_D = finite_D;
+  if (o.flow && finite_D > 0)
+    throw ParameterError("flow", "not with the stochastic theory: gradient flow is the limit η → 0, where the SGD noise vanishes");
   integration.validate(monte_carlo_mode(o.mc_resample));
   return integration;
+}
+
+/// --flow with the model: time is τ = ηt (docs/model.md §6), in which a schedule would change only
+/// the clock, not the path; throws ParameterError naming --flow.
+inline void check_flow(const ModelSpec& model, bool flow) {
+  if (flow && !model.lr_schedule.constant())
+    throw ParameterError("flow", "not with --lr-schedule: under gradient flow time is τ = ∫η dt, and a schedule only "
+                                 "relabels it");
 }
 
 /// The Monte Carlo seed of every run: --mc-seed if given; else, for the stochastic theory,

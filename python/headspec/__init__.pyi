@@ -17,6 +17,7 @@ def simulate(
     readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
     readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
     lr: float | None = 1.0,  # learning rate η
+    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
     q0: float | None = 1.0,  # initial key variance
@@ -45,6 +46,7 @@ def theory(
     readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
     readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
     lr: float | None = 1.0,  # learning rate η
+    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
     q0: float | None = 1.0,  # initial key variance
@@ -69,6 +71,7 @@ def theory(
     until_error_settled: float | None = 0.0,  # stop once the recorded error's means over the four quarters of the last --error-window differ by less than this fraction of the last one (--T is then the longest time)
     error_window: float | None = 20.0,  # window W of --until-error-settled: a whole multiple of 4 --record-every intervals
     sde: bool | None = False,  # the stochastic theory of SGD at D = --init-D: each step adds the Brownian increment of covariance Σ dt/D (docs/model.md §12); rk4, heun or euler
+    flow: bool | None = False,  # gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 (docs/model.md §6)
     init_seed: int | None = -1,  # seed of the initial state, the same for every run (-1: run k uses --seed + k); with --sde, runs from one initial state with independent noise
     stop_when_specialised: bool | None = False,  # stop a run at the first record at which every direction of prior mean zero has specialised
     delta: float | None = 0.2,  # specialisation threshold δ (docs/model.md §10)
@@ -84,6 +87,7 @@ def mnist(
     readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
     readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
     lr: float | None = 1.0,  # learning rate η
+    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
     q0: float | None = 1.0,  # initial key variance
@@ -113,6 +117,7 @@ def sweep(
     readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
     readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
     lr: float | None = 1.0,  # learning rate η
+    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
     q0: float | None = 1.0,  # initial key variance
@@ -131,6 +136,7 @@ def sweep(
     dt: float | None = 0.05,  # theory: time step
     init_D: int | None = 10000,  # theory: D of the initial state
     init_engine: str | None = 'dense',  # theory: engine of the initial state (dense | gram)
+    flow: bool | None = False,  # theory: gradient flow, no η² term, time τ = ηt (docs/model.md §6)
     until_converged: float | None = 0.0,  # theory: stop a run once every |derivative| is below this
     until_error_settled: float | None = 0.0,  # theory: stop a run once the recorded error's means over the four quarters of the last --error-window differ by less than this fraction of the last one
     error_window: float | None = 20.0,  # theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals
@@ -152,6 +158,7 @@ def bayes(
     readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
     readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
     lr: float | None = 1.0,  # learning rate η
+    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
     q0: float | None = 1.0,  # initial key variance
@@ -173,6 +180,7 @@ def linearise(
     readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
     readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
     lr: float | None = 1.0,  # learning rate η
+    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
     q0: float | None = 1.0,  # initial key variance

@@ -136,7 +136,7 @@ void DenseEngine::sample_update(uint64_t n, int b, double scale, double* target)
 }
 
 void DenseEngine::step(uint64_t n) {
-  dense_sgd_step(model_, D_, keys_, batch_grad_, c_, c_grad_,
+  dense_sgd_step(model_, model_.step_factor(n, D_), D_, keys_, batch_grad_, c_, c_grad_,
                  [&](int b, double scale, double* target) { sample_update(n, b, scale, target); });
 }
 

@@ -19,11 +19,12 @@ namespace headspec {
 /// of the step, does target_h −= scale Σ_ℓ G_hℓ x_ℓ (target is H × D) and adds r·o to c_grad.
 /// With B = 1 it updates the keys in place; otherwise the B gradients are summed in
 /// batch_grad (H × D) first, so every sample of the step sees the same keys.
+/// `g` is the schedule's factor of the step (ModelSpec::step_factor).
 template <class AddSample>
-void dense_sgd_step(const ModelSpec& model, int64_t D, std::vector<double>& keys, std::vector<double>& batch_grad,
+void dense_sgd_step(const ModelSpec& model, double g, int64_t D, std::vector<double>& keys, std::vector<double>& batch_grad,
                     Eigen::VectorXd& c, Eigen::VectorXd& c_grad, AddSample&& add_sample) {
   const int B = model.batch;
-  const double scale = model.lr / (B * std::sqrt(static_cast<double>(D)));
+  const double scale = (model.lr * g) / (B * std::sqrt(static_cast<double>(D)));
   c_grad.setZero();
   if (B == 1) {
     add_sample(0, scale, keys.data());
@@ -32,7 +33,7 @@ void dense_sgd_step(const ModelSpec& model, int64_t D, std::vector<double>& keys
     for (int b = 0; b < B; ++b) add_sample(b, -1.0, batch_grad.data());  // accumulates +Σ_ℓ G_hℓ x_ℓ
     for (std::size_t i = 0; i < keys.size(); ++i) keys[i] -= scale * batch_grad[i];
   }
-  if (model.readout == Readout::Learned) c -= (model.readout_lr / (B * static_cast<double>(D))) * c_grad;
+  if (model.readout == Readout::Learned) c -= ((model.readout_lr * g) / (B * static_cast<double>(D))) * c_grad;
 }
 
 /// The state of a dense engine: keys, then readout (the rest is fixed by the engine's

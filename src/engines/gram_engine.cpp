@@ -133,7 +133,8 @@ void GramEngine::step(uint64_t n) { (this->*step_impl_)(n); }
 
 void GramEngine::step_general(uint64_t n) {
   const int B = model_.batch, F = F_, H = H_, L = L_, r = r_;
-  const double eps = model_.lr / (B * static_cast<double>(D_));
+  const double lr_factor = model_.step_factor(n, D_);  // the schedule (docs/model.md §4)
+  const double eps = (model_.lr * lr_factor) / (B * static_cast<double>(D_));
   const bool learned = model_.readout == Readout::Learned;
   const double noise_sd = std::sqrt(model_.noise);
   dK_.setZero();
@@ -206,7 +207,7 @@ void GramEngine::step_general(uint64_t n) {
   }
   reorthonormalise(At_, kappa_.rightCols(H));
 
-  if (learned) c_ -= (model_.readout_lr / (B * static_cast<double>(D_))) * c_grad_;
+  if (learned) c_ -= ((model_.readout_lr * lr_factor) / (B * static_cast<double>(D_))) * c_grad_;
 }
 
 // step_general for B = 1, softmax or softmax-1, q = m = H (L ≥ H, D − r ≥ H), with L, H, F
@@ -216,7 +217,8 @@ void GramEngine::step_general(uint64_t n) {
 template <int L, int H, int F>
 void GramEngine::step_fixed(uint64_t n) {
   constexpr int r = F + 1 + H;
-  const double eps = model_.lr / static_cast<double>(D_);
+  const double lr_factor = model_.step_factor(n, D_);  // the schedule (docs/model.md §4)
+  const double eps = (model_.lr * lr_factor) / static_cast<double>(D_);
   const double noise_sd = std::sqrt(model_.noise);
   double* kappa = kappa_.data();  // row-major H × r
   double* c = c_.data();
@@ -253,7 +255,7 @@ void GramEngine::step_fixed(uint64_t n) {
       for (int i = 0; i < r; ++i) dK[h * r + i] += G * omega[l * r + i];
     }
   if (model_.readout == Readout::Learned) {
-    const double rate = model_.readout_lr / static_cast<double>(D_);
+    const double rate = (model_.readout_lr * lr_factor) / static_cast<double>(D_);
     for (int h = 0; h < H; ++h) c[h] -= rate * (res * kernel.head_outputs()[h]);
   }
   for (int k = 0; k < H * r; ++k) kappa[k] -= eps * dK[k];

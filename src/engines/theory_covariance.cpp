@@ -28,14 +28,14 @@ void add_products(std::vector<Lanes>& rates, std::size_t n, int64_t valid, std::
 
 }  // namespace
 
-void TheoryEngine::rate_covariance(const OrderParameters& op, Eigen::MatrixXd& cov) const {
+void TheoryEngine::rate_covariance(const OrderParameters& op, Eigen::MatrixXd& cov, double t) const {
   if (options_.method != SamplingMethod::Plain || options_.channel != ValueChannel::Sampled)
     throw std::logic_error("rate_covariance needs the plain method with the value channel sampled");
   const int64_t N = options_.samples;
   const int64_t blocks = (N + kBlock - 1) / kBlock;
   const std::size_t n = layout_.size(), width = n + 1, sums_width = n + n * (n + 1) / 2;
   RateInputs in;
-  fill_rate_inputs(model_, layout_, true, false, op, in);
+  fill_rate_inputs(model_, options_.flow, t, layout_, true, false, op, in);
   const Path path = rate_path(model_);
   const bool stored = !stored_.empty() && options_.mode == MonteCarloMode::Fixed;
   std::vector<double> sums(static_cast<std::size_t>(blocks) * sums_width, 0.0);

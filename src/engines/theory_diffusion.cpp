@@ -30,12 +30,12 @@ TheoryDiffusion::TheoryDiffusion(const ModelSpec& model, int64_t samples, uint32
   if (!(std::isfinite(D) && D > 0)) throw UsageError(fmt::format("--init-D: the stochastic theory needs D > 0, got {}", D));
 }
 
-Eigen::MatrixXd TheoryDiffusion::covariance(const double* x) const {
+Eigen::MatrixXd TheoryDiffusion::covariance(const double* x, double t) const {
   const StateLayout& layout = engine_.layout();
   OrderParameters op = layout.unpack(x, engine_.fixed_readout());
   if (drift_channel_ == ValueChannel::Integrated) op.R.setZero();
   Eigen::MatrixXd cov;
-  engine_.rate_covariance(op, cov);
+  engine_.rate_covariance(op, cov, t);
   if (drift_channel_ == ValueChannel::Integrated)
     for (int h = 0; h < layout.H(); ++h) {
       const auto r = static_cast<Eigen::Index>(layout.r_index(h));
@@ -45,8 +45,8 @@ Eigen::MatrixXd TheoryDiffusion::covariance(const double* x) const {
   return cov;
 }
 
-void TheoryDiffusion::increment(const double* x, double dt, const StreamId& noise, double* out) const {
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(covariance(x));
+void TheoryDiffusion::increment(const double* x, double t, double dt, const StreamId& noise, double* out) const {
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(covariance(x, t));
   const Eigen::VectorXd root_values = eigen.eigenvalues().cwiseMax(0.0).cwiseSqrt();
   const auto n = static_cast<Eigen::Index>(engine_.layout().size());
   Eigen::VectorXd xi(n);

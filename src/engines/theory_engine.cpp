@@ -105,17 +105,17 @@ int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& 
 
 int TheoryEngine::orbit_size() const { return symmetric_ ? symmetric_->orbit_size() : 1; }
 
-void TheoryEngine::evaluate(const double* x, uint64_t draw, TheoryEvaluation& out) const {
-  evaluate(layout_.unpack(x, fixed_c_), draw, out);
+void TheoryEngine::evaluate(const double* x, uint64_t draw, TheoryEvaluation& out, double t) const {
+  evaluate(layout_.unpack(x, fixed_c_), draw, out, t);
 }
 
-void TheoryEngine::evaluate_plain(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out) const {
+void TheoryEngine::evaluate_plain(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const {
   const bool sampled = options_.channel == ValueChannel::Sampled;
   const int64_t N = options_.samples;
   const int64_t blocks = (N + kBlock - 1) / kBlock;
   const std::size_t width = layout_.size() + 1;  // the rates, then r²
   RateInputs in;
-  fill_rate_inputs(model_, layout_, sampled, false, op, in);
+  fill_rate_inputs(model_, options_.flow, t, layout_, sampled, false, op, in);
   const Path path = rate_path(model_);
   const bool stored = !stored_.empty() && options_.mode == MonteCarloMode::Fixed;
   std::vector<double> sums(static_cast<std::size_t>(blocks) * width, 0.0), squares(sums.size(), 0.0);

@@ -41,8 +41,23 @@ struct RateInputs {
   RateConstants k;
 };
 
-inline void fill_rate_inputs(const ModelSpec& model, const StateLayout& layout, bool sampled, bool symmetric,
-                             const OrderParameters& op, RateInputs& in) {
+// The coefficients of the rates at time t (docs/model.md §6). Time counts samples (t = n/D):
+// a step of B samples moves the keys by the mean of B gradients, so per unit t the drift is
+// (η(t)/B)·E and the noise term (η(t)²/B²)·E, η(t) = η g(t) by the schedule (§4). Under
+// gradient flow (§6 "Gradient flow") time is τ = ηt and the noise term is dropped: the
+// drift is E/B per unit τ and the readout's (η_c/η)/B.
+inline void set_rate_scales(const ModelSpec& model, bool flow, double t, RateConstants& k) {
+  const double B = model.batch;
+  if (flow) {
+    k.drift = 1.0 / B, k.noise = 0.0, k.readout_drift = (model.readout_lr / model.lr) / B;
+    return;
+  }
+  const double g = model.lr_schedule.factor(t), lr = model.lr * g;
+  k.drift = lr / B, k.noise = lr * lr / (B * B), k.readout_drift = (model.readout_lr * g) / B;
+}
+
+inline void fill_rate_inputs(const ModelSpec& model, bool flow, double t, const StateLayout& layout, bool sampled,
+                             bool symmetric, const OrderParameters& op, RateInputs& in) {
   const int H = model.H, F = model.F();
   OrderParameters op_used = op;
   if (!sampled) op_used.R.setZero();
@@ -54,15 +69,12 @@ inline void fill_rate_inputs(const ModelSpec& model, const StateLayout& layout, 
     in.W.rightCols(H) = ProjectionSampler(model, op_used).orthogonal_sqrt();
   in.R = op_used.R;
   in.c = op.c;
-  // Time counts samples (t = n/D, docs/model.md §0): a step of B samples moves the keys by
-  // the mean of B gradients, so per unit t the drift is (η/B)·E and the noise (η²/B²)·E.
-  const double B = model.batch;
   RateConstants& k = in.k;
+  set_rate_scales(model, flow, t, k);
   k.H = H, k.L = model.L, k.F = F, k.sampled = sampled;
   k.W = in.W.data(), k.c = in.c.data(), k.R = in.R.data();
   k.softmax1 = model.activation == Activation::Softmax1;
   k.delta = model.noise, k.sqrt_delta = std::sqrt(model.noise);
-  k.drift = model.lr / B, k.noise = model.lr * model.lr / (B * B), k.readout_drift = model.readout_lr / B;
   k.learned = layout.learned_readout();
   // Entries of the state in layout order (M row-major, R, Q upper triangle, c), then r².
   k.r_at = layout.r_index(0), k.q_at = layout.q_index(0, 0), k.c_at = k.learned ? layout.c_index(0) : 0;

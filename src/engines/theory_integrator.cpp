@@ -187,7 +187,7 @@ class FixedStepObserver {
                                 run_.result.trajectory);
     if (!all_finite(x)) run_.rules.diverge(t);
     run_.system.set_draw(static_cast<uint64_t>(k));  // --mc-resample: step k's samples
-    const TheoryEvaluation& ev = run_.system.evaluate_at_step_start(x);
+    const TheoryEvaluation& ev = run_.system.evaluate_at_step_start(x, t);
     if (!all_finite(ev.rate) || !std::isfinite(ev.error)) run_.rules.diverge(t);
     const bool at_record = k % run_.spec.steps_per_record() == 0;
     const bool derivatives = run_.rules.derivatives_settled(t, ev);
@@ -233,6 +233,7 @@ void integrate_fixed_step(Stepper stepper, TheoryRun& run, OdeState& x) {
   const int64_t n_steps = static_cast<int64_t>(std::floor(run.spec.T / dt + 1e-9));
   const int64_t k0 = run.resuming() ? resume_fixed_step(run, x, n_steps) : 0;
   FixedStepObserver observer(run, k0);
+  run.system.snap_times_to(dt);
   try {
     odeint::integrate_n_steps(stepper, std::ref(run.system), x, static_cast<double>(k0) * dt, dt,
                               static_cast<std::size_t>(n_steps - k0), std::ref(observer));
@@ -243,7 +244,7 @@ void integrate_fixed_step(Stepper stepper, TheoryRun& run, OdeState& x) {
 // dopri5's observer at an observation time: the record and the stop tests.
 void observe_dopri5(TheoryRun& run, const OdeState& x, double t) {
   if (!all_finite(x)) run.rules.diverge(t);
-  const TheoryEvaluation& ev = run.system.evaluate(x);
+  const TheoryEvaluation& ev = run.system.evaluate(x, t);
   run.record(x, t, ev.error);
   if (run.rules.derivatives_settled(t, ev)) run.rules.stop(StopRule::Derivatives, t);
   if (run.rules.error_settled(t)) run.rules.stop(StopRule::ErrorSettled, t);

@@ -7,26 +7,27 @@
 
 namespace headspec {
 
-void TheorySystem::operator()(const OdeState& x, OdeState& dxdt, double /*t*/) {
+void TheorySystem::operator()(const OdeState& x, OdeState& dxdt, double t) {
+  if (half_step_ > 0) t = std::round(t / half_step_) * half_step_;
   if (start_pending_) {  // the first stage of a step whose start the observer evaluated
     start_pending_ = false;
     dxdt = start_.rate;
     return;
   }
-  engine_->evaluate(x.data(), draw_, stage_);
+  engine_->evaluate(x.data(), draw_, stage_, t);
   ++evaluations_;
   dxdt = stage_.rate;
 }
 
-const TheoryEvaluation& TheorySystem::evaluate_at_step_start(const OdeState& x) {
-  engine_->evaluate(x.data(), draw_, start_);
+const TheoryEvaluation& TheorySystem::evaluate_at_step_start(const OdeState& x, double t) {
+  engine_->evaluate(x.data(), draw_, start_, t);
   ++evaluations_;
   start_pending_ = true;
   return start_;
 }
 
-const TheoryEvaluation& TheorySystem::evaluate(const OdeState& x) {
-  engine_->evaluate(x.data(), draw_, observed_);
+const TheoryEvaluation& TheorySystem::evaluate(const OdeState& x, double t) {
+  engine_->evaluate(x.data(), draw_, observed_, t);
   ++evaluations_;
   return observed_;
 }

@@ -22,6 +22,7 @@ TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : mod
     initial_engine_ = [draw = initial_engine_, seed = *spec.init_seed](uint32_t) { return draw(seed); };
   }
   integration_ = theory_integration(spec, spec.sde ? static_cast<double>(spec.init_D) : 0.0);
+  check_flow(model, spec.flow);
   mode_ = monte_carlo_mode(spec.mc_resample);
   if (spec.mc_error && spec.sde)
     throw ParameterError("mc-error", "not with --sde (its spread would mix the Monte Carlo error with the SGD noise)");
@@ -78,6 +79,7 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
   mc.mode = mode_;
   mc.method = spec_.mc_method;
   mc.channel = spec_.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
+  mc.flow = spec_.flow;
   const std::optional<uint32_t> samples_seed = runs_samples_seed(spec_.mc_seed, spec_.sde, spec_.seed);
   RunSlots slots(checkpointing, "theory", spec_.runs);
   std::vector<TheoryResult> results(static_cast<std::size_t>(spec_.runs));

@@ -108,11 +108,11 @@ void unpermute(const StateLayout& lay, const std::vector<int>& perm, const std::
 
 }  // namespace
 
-void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out) const {
-  if (options_.method == SamplingMethod::Plain) return evaluate_plain(op, draw, out);
+void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const {
+  if (options_.method == SamplingMethod::Plain) return evaluate_plain(op, draw, out, t);
   const SymmetryGroup& group = symmetric_->group();
   const std::vector<int>& perm = group.permutations()[group.canonical_permutation(op)];
-  evaluate_symmetric(SymmetryGroup::permute(op, perm), draw, out);
+  evaluate_symmetric(SymmetryGroup::permute(op, perm), draw, out, t);
   std::vector<double> rate, rate_stderr;
   unpermute(layout_, perm, out.rate, rate);
   unpermute(layout_, perm, out.rate_stderr, rate_stderr);
@@ -120,7 +120,8 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
   out.rate_stderr.swap(rate_stderr);
 }
 
-void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out) const {
+void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out,
+                                      double t) const {
   using theory_rates::Conditioning;
   const theory_rates::SymmetricSamples& samples = *symmetric_;
   const bool sampled = options_.channel == ValueChannel::Sampled;
@@ -133,7 +134,7 @@ void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, 
   const int64_t blocks = (groups + per_block - 1) / per_block;
   const std::size_t width = layout_.size() + 1;  // the rates, then r²
   RateInputs in;
-  fill_rate_inputs(model_, layout_, sampled, true, op, in);
+  fill_rate_inputs(model_, options_.flow, t, layout_, sampled, true, op, in);
   const Conditioning cond = Conditioning::of(op, sampled);
   const Path path = rate_path(model_);
   std::vector<double> sums(static_cast<std::size_t>(blocks) * width, 0.0), squares(sums.size(), 0.0);

@@ -174,6 +174,8 @@ nlohmann::json rates_summary(const std::vector<double>& rates) {
 LineariseStudy prepare_linearise(const LineariseSettings& o) {
   LineariseStudy study;
   study.model = o.to_spec();
+  if (!study.model.lr_schedule.constant())
+    throw ParameterError("lr-schedule", "linearise studies the fixed point of the theory at a constant step size");
   LinearisationSpec& spec = study.spec;
   spec.mc = o.mc;
   spec.dt = o.dt;

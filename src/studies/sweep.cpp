@@ -87,12 +87,14 @@ std::vector<GridAxis> parse_grid(const std::string& text, bool with_D) {
       throw ParameterError("grid", fmt::format("unknown key '{}' (available: {})", axis.key, fmt::join(keys, ", ")));
     for (const auto& a : axes)
       if (a.key == axis.key) throw ParameterError("grid", fmt::format("key '{}' appears twice", axis.key));
-    for (const std::string& part : split(item.substr(eq + 1), axis.key == "nu" ? "|" : ",|")) {
+    // ν's and a schedule's values have commas inside: '|' alone separates them.
+    const bool text_with_commas = axis.key == "nu" || axis.key == "lr-schedule";
+    for (const std::string& part : split(item.substr(eq + 1), text_with_commas ? "|" : ",|")) {
       const std::string v = trim(part);
       if (v.empty()) throw ParameterError("grid", fmt::format("{} has an empty value in '{}'", axis.key, item));
       const auto colon = v.find(':');
-      // "a:b" is an integer range, except inside a prior's "mixture:FILE".
-      if (colon != std::string::npos && axis.key != "prior") {
+      // "a:b" is an integer range, except inside a prior's "mixture:FILE" or a schedule's "power:T0,P".
+      if (colon != std::string::npos && axis.key != "prior" && axis.key != "lr-schedule") {
         int64_t a = 0, b = 0;
         try {
           a = parse_integer(v.substr(0, colon));

@@ -55,6 +55,7 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
   if (!theory && o.until_converged != 0) throw ParameterError("until-converged", "only for --engine theory");
   if (!theory && o.mc_method != SweepSettings{}.mc_method) throw ParameterError("mc-method", "only for --engine theory");
   if (!theory && o.mc_seed != -1) throw ParameterError("mc-seed", "only for --engine theory");
+  if (!theory && o.flow) throw ParameterError("flow", "only for --engine theory");
   if (!theory && o.until_error_settled != 0) throw ParameterError("until-error-settled", "only for --engine theory");
   sim_.D = o.D;
   sim_.T = o.T;
@@ -72,6 +73,7 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
     mc_.samples = o.mc;
     mc_.mode = monte_carlo_mode(o.mc_resample);
     mc_.method = parse_sampling_method(o.mc_method);
+    mc_.flow = o.flow;
     mc_seed_ = runs_samples_seed(checked_mc_seed(o.mc_seed), sde_, seed);
   }
 
@@ -79,6 +81,7 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
   for (const GridPoint& g : grid_points(axes_, o.model, o.D)) {
     SweepPoint p;
     p.model = g.model.to_spec();
+    if (theory) check_flow(p.model, o.flow);
     p.D = g.D;
     for (std::size_t a = 0; a < axes_.size(); ++a) p.labels.push_back(axes_[a].values[g.index[a]]);
     points_.push_back(std::move(p));
@@ -162,6 +165,7 @@ std::string SweepPlan::task_key(int task) const {
     if (o.until_error_settled > 0)
       key["theory"]["until_error_settled"] = {o.until_error_settled, o.error_window};
     if (o.stop_when_specialised) key["theory"]["stop_when_specialised"] = o.delta;
+    if (o.flow) key["theory"]["flow"] = true;
     if (sde_) key["D"] = p.D;
   } else {
     key["D"] = p.D;
@@ -381,6 +385,7 @@ nlohmann::json sweep_sidecar(const SweepPlan& plan, const SweepTable& table, con
     meta["theory"] = params["theory"];
     meta["theory"]["mc_mode"] = o.mc_resample ? "resample" : "fixed";
     meta["theory"]["integrator"] = to_string(plan.integration().method);
+    if (o.flow) meta["theory"]["time"] = "tau = lr t: gradient flow (docs/model.md §6)";
   }
   nlohmann::json diverged = nlohmann::json::array();
   for (const auto& s : table.summary)

@@ -190,6 +190,22 @@ TEST(CheckpointCli, TheorySdeResumesToTheSameBytes) {
                              "--q0 0.5");
 }
 
+// A schedule's change point after the first checkpoint (docs/model.md §4): the resumed run
+// takes the factor at the same steps as the uninterrupted one.
+TEST(CheckpointCli, GramWithAStepScheduleResumesAcrossItsChangePoint) {
+  check_interrupt_and_resume("gram_schedule",
+                             "simulate --engine gram --D 4000 --L 4 --T 900 --record-every 6 --test-samples 200 "
+                             "--lr-schedule step:450,0.5",
+                             "30", "--seed 2");
+}
+
+TEST(CheckpointCli, TheoryWithAScheduleResumesAcrossItsChangePoint) {
+  check_interrupt_and_resume("theory_schedule",
+                             "theory --L 4 --mc 8000 --dt 0.1 --T 60 --record-every 0.5 --init-D 200 "
+                             "--lr-schedule step:30,0.5,45,0.2",
+                             "3", "--q0 0.5");
+}
+
 TEST(CheckpointCli, MnistResumesToTheSameBytes) {
   HEADSPEC_REQUIRE_REAL_MNIST(data);
   check_interrupt_and_resume("mnist",

@@ -18,7 +18,7 @@ namespace {
 struct OrnsteinUhlenbeck {
   double a = -1, s = 1;
   void operator()(const OdeState& x, OdeState& dxdt, double /*t*/) const { dxdt[0] = a * x[0]; }
-  void increment(const double* /*x*/, double dt, const StreamId& noise, double* out) const {
+  void increment(const double* /*x*/, double /*t*/, double dt, const StreamId& noise, double* out) const {
     RandomStream rng(noise);
     out[0] = s * std::sqrt(dt) * rng.normal();
   }
