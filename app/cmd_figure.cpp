@@ -1,5 +1,5 @@
-// `headspec figure N [--quick] [--out-dir DIR] [--sde-runs K]`: the data and picture of one figure of the
-// seed paper. The figure scripts (python/figures/) call this binary for the numbers and
+// `headspec figure N [--quick] [--out-dir DIR] [--sde-runs K] [--lr-schedule S]`: the data and picture of
+// one figure of the seed paper (1 … 14), or of figure 15, Bayes-softmax at ε_Bayes with schedules. The figure scripts (python/figures/) call this binary for the numbers and
 // matplotlib for the drawing.
 #include <fmt/format.h>
 #include <signal.h>
@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "headspec/errors.hpp"
+#include "headspec/lr_schedule.hpp"
 #include "options.hpp"
 #include "signals.hpp"
 
@@ -24,7 +25,10 @@ struct FigureOptions {
   bool quick = false;
   std::string out_dir = "figures";
   int sde_runs = 0;
+  std::string lr_schedule;  ///< figure 4: the theory's runs with this schedule (docs/cli.md)
 };
+
+constexpr int kLastFigure = 15;
 
 std::string self_path() {
   std::error_code ec;
@@ -59,7 +63,13 @@ int run_driver(const std::string& python, std::vector<char*>& argv) {
 }
 
 int run_figure(const FigureOptions& o, bool check_only) {
-  if (o.number < 1 || o.number > 14) throw UsageError(fmt::format("figure: N must be 1 … 14, got {}", o.number));
+  if (o.number < 1 || o.number > kLastFigure)
+    throw UsageError(fmt::format("figure: N must be 1 … {}, got {}", kLastFigure, o.number));
+  if (!o.lr_schedule.empty()) {
+    if (o.number != 4)
+      throw UsageError(fmt::format("--lr-schedule: only figure 4 takes a schedule, not {}", o.number));
+    LrSchedule::parse(o.lr_schedule);  // refused here, before the driver starts
+  }
   if (o.sde_runs < 0 || o.sde_runs > 10000)
     throw UsageError(fmt::format("--sde-runs: must be in [0, 10000], got {}", o.sde_runs));
   if (o.sde_runs > 0 && o.number != 1 && o.number != 9 && o.number != 10)
@@ -85,6 +95,10 @@ int run_figure(const FigureOptions& o, bool check_only) {
     args.emplace_back("--sde-runs");
     args.push_back(std::to_string(o.sde_runs));
   }
+  if (!o.lr_schedule.empty()) {
+    args.emplace_back("--lr-schedule");
+    args.push_back(o.lr_schedule);
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -96,13 +110,20 @@ int run_figure(const FigureOptions& o, bool check_only) {
 Command add_figure_command(CLI::App& app) {
   auto opts = std::make_shared<FigureOptions>();
   CLI::App* sub = app.add_subcommand("figure", "compute and draw figure N of the seed paper (CSV, JSON, PNG, SVG)");
-  sub->add_option("N", opts->number, "figure number, 1 … 14")->required()->transform(decimal_text<int>("N"));
+  sub->add_option("N", opts->number,
+                  "figure number: 1 … 14 the seed paper's, 15 Bayes-softmax at ε_Bayes with learning-rate schedules "
+                  "(docs/figures.md)")
+      ->required()
+      ->transform(decimal_text<int>("N"));
   sub->add_flag("--quick", opts->quick, "reduced size (well under a minute on 2 cores)");
   sub->add_option("--out-dir", opts->out_dir, "output folder")->capture_default_str();
   sub->add_option("--sde-runs", opts->sde_runs,
                   "figures 1, 9, 10: also the mean ± sd over K runs of the stochastic theory at the simulation's D "
                   "from its initial state (docs/model.md §12)")
       ->transform(decimal_text<int>("sde-runs"));
+  sub->add_option("--lr-schedule", opts->lr_schedule,
+                  "figure 4: E^∞ of the theory with this learning-rate schedule (docs/cli.md \"Learning-rate "
+                  "schedules\"); its files are named fig4_<schedule>.*");
   return {sub, [opts](const std::vector<std::string>&, bool check_only) { return run_figure(*opts, check_only); }};
 }
 

@@ -38,6 +38,15 @@ CLI::Validator decimal_text(const std::string& name) {
       "");  // no name: --help keeps CLI11's INT / FLOAT
 }
 
+/// A text flag given as '' (`--out ''`, `--resume ''`) is refused, never taken as absent.
+inline CLI::Validator non_empty_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "an empty value (leave the flag out for its default)" : std::string();
+      },
+      "");
+}
+
 /// The CLI11 options of a subcommand, from its parameter table (docs/cli.md "Parameters"):
 /// `--name`, the table's help, the default printed where the table says so.
 template <class S>
@@ -53,8 +62,10 @@ void add_parameters(CLI::App* app, const ParameterTable<S>& table, S& settings) 
             return app->add_option(flag, *v, p.help)->delimiter(',')->transform(decimal_text<double>(p.name));
           else if constexpr (std::is_arithmetic_v<T>)
             return app->add_option(flag, *v, p.help)->transform(decimal_text<T>(p.name));
-          else
+          else if (p.name == "grid")  // '' is the grid of one point (docs/cli.md)
             return app->add_option(flag, *v, p.help);
+          else
+            return app->add_option(flag, *v, p.help)->check(non_empty_text());
         },
         p.field(settings));
     if (p.flags & kShowDefault) opt->capture_default_str();

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "headspec/errors.hpp"
 #include "headspec/input_file.hpp"
@@ -51,44 +52,45 @@ std::vector<std::pair<double, double>> read_table(const std::string& path, const
   return points;
 }
 
+// inverse:T0 (P = 1) or power:T0,P, as (T0, P).
+std::pair<double, double> decay_of(const std::string& kind, const std::string& args, const std::string& flag) {
+  const auto v = parse_numbers(args, flag);
+  const std::size_t want = kind == "inverse" ? 1 : 2;
+  if (v.size() != want) throw ParameterError(flag, fmt::format("{} takes {} number(s), got '{}'", kind, want, args));
+  if (!(v[0] > 0)) throw ParameterError(flag, fmt::format("T0 must be > 0, got {}", v[0]));
+  if (want == 2 && !(v[1] > 0)) throw ParameterError(flag, fmt::format("the power P must be > 0, got {}", v[1]));
+  return {v[0], want == 2 ? v[1] : 1.0};
+}
+
+// step:T1,F1,T2,F2,… as (T_i, F_i).
+std::vector<std::pair<double, double>> steps_of(const std::string& args, const std::string& flag) {
+  const auto v = parse_numbers(args, flag);
+  if (v.size() % 2 != 0) throw ParameterError(flag, fmt::format("step takes pairs T,F; got {} numbers", v.size()));
+  std::vector<std::pair<double, double>> points;
+  for (std::size_t i = 0; i < v.size(); i += 2) points.emplace_back(v[i], v[i + 1]);
+  return points;
+}
+
 }  // namespace
 
 LrSchedule LrSchedule::parse(const std::string& text, const std::string& flag) {
   LrSchedule s;
-  s.text_ = text;
   const auto colon = text.find(':');
   const std::string kind = text.substr(0, colon), args = colon == std::string::npos ? "" : text.substr(colon + 1);
-  auto need_args = [&] {
-    if (colon == std::string::npos || args.empty())
-      throw ParameterError(flag, fmt::format("'{}' needs its numbers after ':' ({})", text, kSpellings));
-  };
   if (kind == "constant" && colon == std::string::npos) return s;
+  const bool known = kind == "inverse" || kind == "power" || kind == "step" || kind == "table";
+  if (!known) throw ParameterError(flag, fmt::format("unknown schedule '{}' (expected {})", text, kSpellings));
+  if (args.empty()) throw ParameterError(flag, fmt::format("'{}' needs its numbers after ':' ({})", text, kSpellings));
+  s.text_ = text;
   if (kind == "inverse" || kind == "power") {
-    need_args();
-    const auto v = parse_numbers(args, flag);
-    const std::size_t want = kind == "inverse" ? 1 : 2;
-    if (v.size() != want) throw ParameterError(flag, fmt::format("{} takes {} number(s), got '{}'", kind, want, args));
-    if (!(v[0] > 0)) throw ParameterError(flag, fmt::format("T0 must be > 0, got {}", v[0]));
-    if (want == 2 && !(v[1] > 0)) throw ParameterError(flag, fmt::format("the power P must be > 0, got {}", v[1]));
     s.kind_ = kind == "inverse" ? Kind::Inverse : Kind::Power;
-    s.t0_ = v[0];
-    s.power_ = want == 2 ? v[1] : 1.0;
+    std::tie(s.t0_, s.power_) = decay_of(kind, args, flag);
     return s;
   }
-  if (kind == "step") {
-    need_args();
-    const auto v = parse_numbers(args, flag);
-    if (v.size() % 2 != 0) throw ParameterError(flag, fmt::format("step takes pairs T,F; got {} numbers", v.size()));
-    for (std::size_t i = 0; i < v.size(); i += 2) s.points_.emplace_back(v[i], v[i + 1]);
-  } else if (kind == "table") {
-    need_args();
-    s.points_ = read_table(args, flag);
-  } else {
-    throw ParameterError(flag, fmt::format("unknown schedule '{}' (expected {})", text, kSpellings));
-  }
   s.kind_ = kind == "step" ? Kind::Step : Kind::Table;
+  s.points_ = s.kind_ == Kind::Step ? steps_of(args, flag) : read_table(args, flag);
   if (const auto bad = check_times_and_factors(s.points_, s.kind_ == Kind::Table); !bad.empty())
-    throw ParameterError(flag, kind == "table" ? args + ": " + bad : bad);
+    throw ParameterError(flag, s.kind_ == Kind::Table ? args + ": " + bad : bad);
   return s;
 }
 

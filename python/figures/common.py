@@ -3,6 +3,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -59,8 +60,11 @@ def forward_signals():
 class Figure:
     """One figure's run: where its files go, which binary computes, and what was run."""
 
-    def __init__(self, number, binary, out_dir, quick):
+    def __init__(self, number, binary, out_dir, quick, lr_schedule=""):
         self.number = number
+        # `figure 4 --lr-schedule S`: the runs take the schedule, the files are named fig4_<S>.*
+        self.lr_schedule = lr_schedule
+        self.name = f"fig{number}" + (("_" + re.sub(r"[^A-Za-z0-9.]+", "_", lr_schedule)) if lr_schedule else "")
         self.binary = binary
         self.out_dir = out_dir
         self.quick = quick
@@ -72,7 +76,7 @@ class Figure:
         os.makedirs(out_dir, exist_ok=True)
 
     def path(self, suffix):
-        return os.path.join(self.out_dir, f"fig{self.number}{suffix}")
+        return os.path.join(self.out_dir, f"{self.name}{suffix}")
 
     def run(self, *args):
         """Runs `headspec ARGS`; its CSV is written with --out. Returns the parsed table."""
@@ -161,6 +165,7 @@ class Figure:
         meta = {
             "figure": self.number,
             "quick": self.quick,
+            "lr_schedule": self.lr_schedule or "constant",
             "parameters": self.parameters,
             "commands": self.commands,
             "reused_outputs": self.reused,

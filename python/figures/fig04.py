@@ -10,7 +10,12 @@ The derivative test `--until-converged` cannot serve here: the heads' norms keep
 long after the error has settled (the η² term of dQ/dt, docs/model.md §6). The table `fig4.csv`
 gives, for every run, whether it stopped so (`converged`), where (`t_end`), and the rule's
 relative change at the end (`rel_change`). Prior of panel (b): the seed's caption does not
-name it; gauss, as in (a)."""
+name it; gauss, as in (a).
+
+`headspec figure 4 --lr-schedule S` runs every theory with the learning-rate schedule S
+(docs/model.md §4; η(t) = g(t) from η = 1) into files fig4_<S>.*: E^∞ where the step size is
+annealed. With a decaying η the error falls slowly for long, so the settling rule stops later
+or not before --T."""
 import json
 
 import matplotlib.pyplot as plt
@@ -40,7 +45,8 @@ def theory_args(f, s, name, nu, F, H, activation, readout):
     return ["theory", "--prior", "gauss", "--nu", nu_text(nu, F), "--L", L, "--H", H, "--activation", activation,
             "--readout", readout, "--lr", 1, "--mc", s["mc"], "--dt", s["dt"], "--T", s["T"], "--record-every",
             s["rec"], "--until-error-settled", s["tol"], "--error-window", s["window"], "--runs", s["runs"],
-            "--seed", 1, "--out", f.path(f"_{name}_{activation}_{readout}.csv")]
+            "--seed", 1, "--out", f.path(f"_{name}_{activation}_{readout}.csv")] + \
+        (["--lr-schedule", f.lr_schedule] if f.lr_schedule else [])
 
 
 def final_errors(table, sidecar, s):
@@ -59,7 +65,7 @@ def final_errors(table, sidecar, s):
 
 def make(f):
     s = sizes(f.quick)
-    f.parameters = dict(s, prior="gauss", L=L, lr=1, seed=1, init="dense, D = 10^4 (theory default)",
+    f.parameters = dict(s, prior="gauss", L=L, lr=1, lr_schedule=f.lr_schedule or "constant", seed=1, init="dense, D = 10^4 (theory default)",
                         E_inf="error where --until-error-settled tol --error-window window stopped the run "
                               "(at t = T if it did not): mean and standard deviation over runs",
                         panel_a={"F": 4, "nu": 10, "H": s["Hs"]}, panel_b={"F": 2, "H": 4, "nu": s["nus"]},
@@ -118,7 +124,8 @@ def make(f):
                 ax.set_yscale("log")
             ax.set_ylabel(r"$\mathcal{E}^\infty_\sigma$ (error where it settled)")
             ax.legend(fontsize=7)
-    fig.suptitle(f"Fig. 4: final error per activation, gauss prior, L = 5, η = 1 (theory, N = {s['mc']}, "
+    step = f"η(t) = {f.lr_schedule}" if f.lr_schedule else "η = 1"
+    fig.suptitle(f"Fig. 4: final error per activation, gauss prior, L = 5, {step} (theory, N = {s['mc']}, "
                  f"dt = {s['dt']}, stopped once settled to {s['tol']:g} over W = {s['window']:g}, T ≤ {s['T']}; "
                  f"mean ± s.d. over {s['runs']} runs, dots: runs)", fontsize=10)
     fig.tight_layout()

@@ -1,4 +1,5 @@
-"""Computes and draws one figure of the seed paper: make_figure.py N [--quick] [--out-dir DIR] [--sde-runs K] --binary PATH."""
+"""Computes and draws one figure of the seed paper (1 … 14) or figure 15 (Bayes-softmax at ε_Bayes with
+learning-rate schedules): make_figure.py N [--quick] [--out-dir DIR] [--sde-runs K] [--lr-schedule S] --binary PATH."""
 import argparse
 import importlib
 import os
@@ -6,7 +7,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-AVAILABLE = {n: f"fig{n:02d}" for n in range(1, 15)}
+AVAILABLE = {n: f"fig{n:02d}" for n in range(1, 16)}
 
 
 def use_built_module(binary):
@@ -24,6 +25,7 @@ def main(argv=None):
     p.add_argument("--out-dir", default="figures")
     p.add_argument("--binary", required=True)
     p.add_argument("--sde-runs", type=int, default=0)
+    p.add_argument("--lr-schedule", default="")
     a = p.parse_args(argv)
     if a.number not in AVAILABLE:
         sys.stderr.write(f"headspec: error: figure: no figure {a.number} (available: {sorted(AVAILABLE)})\n")
@@ -32,7 +34,7 @@ def main(argv=None):
     from common import Figure, forward_signals
     forward_signals()
     module = importlib.import_module(AVAILABLE[a.number])
-    f = Figure(a.number, a.binary, a.out_dir, a.quick)
+    f = Figure(a.number, a.binary, a.out_dir, a.quick, lr_schedule=a.lr_schedule)
     f.sde_runs = a.sde_runs
     module.make(f)
     print(f.path(".png"))

@@ -105,3 +105,29 @@ def test_sde_runs_refused_where_no_band_is_drawn(args, tmp_path):
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "--sde-runs" in res.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_figure_four_with_a_schedule(tmp_path):
+    """`figure 4 --lr-schedule S`: every theory run takes the schedule; the files are fig4_<S>.*."""
+    res = subprocess.run([BINARY, "figure", "4", "--quick", "--lr-schedule", "inverse:20", "--out-dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "fig4_inverse_20.png").read_bytes()[:8] == PNG_SIGNATURE
+    meta = json.loads((tmp_path / "fig4_inverse_20.json").read_text())
+    assert meta["lr_schedule"] == "inverse:20"
+    theory = [c.split() for c in meta["commands"] if c.split()[1] == "theory"]
+    assert theory and all(c[c.index("--lr-schedule") + 1] == "inverse:20" for c in theory)
+    for path in glob.glob(str(tmp_path / "fig4_inverse_20_*.csv")):
+        with open(path + ".json") as f:
+            assert json.load(f)["model"]["lr_schedule"] == "inverse:20", path
+    assert not (tmp_path / "fig4.png").exists()
+
+
+@pytest.mark.parametrize("args", [["4", "--lr-schedule", "inverse:0"], ["4", "--lr-schedule", "warm"],
+                                  ["1", "--lr-schedule", "inverse:20"]])
+def test_bad_or_misplaced_schedule_is_refused(args, tmp_path):
+    res = subprocess.run([BINARY, "figure", *args, "--quick", "--out-dir", str(tmp_path)], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "--lr-schedule" in res.stderr
+    assert not list(tmp_path.iterdir())

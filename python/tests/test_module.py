@@ -259,3 +259,29 @@ def test_sweep_errors_raise_value_error_with_cli_message(kw, flag):
     assert res.returncode == 2
     assert_names(raised.value, flag)
     assert res.stderr.strip() == f"headspec: error: {cli_message(raised.value)}"
+
+
+def test_schedule_and_flow_keywords_equal_cli(cli):
+    """lr_schedule= and flow= (docs/model.md §4, §6) give the command line's numbers and are recorded."""
+    kw = dict(L=4, mc=1500, dt=0.25, T=4, record_every=1, init_D=300, seed=2)
+    res = headspec.theory(lr_schedule="step:2,0.25", **kw)
+    table = cli("theory", "--L", 4, "--mc", 1500, "--dt", 0.25, "--T", 4, "--record-every", 1, "--init-D", 300,
+                "--seed", 2, "--lr-schedule", "step:2,0.25")
+    np.testing.assert_array_equal(res["loss"], table["loss"])
+    np.testing.assert_array_equal(res["Q_1_1"], table["Q_1_1"])
+    assert res.model["lr_schedule"] == "step:2,0.25"
+    constant = headspec.theory(**kw)
+    assert np.all(constant["Q_1_1"][2:] != res["Q_1_1"][2:])
+    np.testing.assert_array_equal(constant["Q_1_1"][:2], res["Q_1_1"][:2])  # the records before t = 2
+    flow = headspec.theory(flow=True, **kw)
+    flow_table = cli("theory", "--L", 4, "--mc", 1500, "--dt", 0.25, "--T", 4, "--record-every", 1, "--init-D", 300,
+                     "--seed", 2, "--flow")
+    np.testing.assert_array_equal(flow["loss"], flow_table["loss"])
+    sim = headspec.simulate(engine="gram", D=300, L=4, T=2, record_every=1, test_samples=200, lr=2,
+                            lr_schedule="step:0,0.5")
+    same = headspec.simulate(engine="gram", D=300, L=4, T=2, record_every=1, test_samples=200, lr=1)
+    np.testing.assert_array_equal(sim["loss"], same["loss"])
+    with pytest.raises(ValueError, match="lr_schedule="):
+        headspec.theory(lr_schedule="power:3", **kw)
+    with pytest.raises(ValueError, match="flow="):
+        headspec.theory(flow=True, lr_schedule="inverse:3", **kw)

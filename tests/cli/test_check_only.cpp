@@ -52,6 +52,8 @@ TEST(CheckOnly, BadInputIsStatusTwoAsForARun) {
   EXPECT_EQ(check_only("bayes --method guess"), 2);
   EXPECT_EQ(check_only("sweep --grid H=0:2"), 2);
   EXPECT_EQ(check_only("mnist --nu 1,2"), 2);
-  EXPECT_EQ(check_only("figure 15"), 2);
+  EXPECT_EQ(check_only("figure 16"), 2);
+  EXPECT_EQ(check_only("figure 4 --lr-schedule warm"), 2);
+  EXPECT_EQ(check_only("theory --lr-schedule power:0,1"), 2);
   EXPECT_EQ(check_only("nosuchcommand"), 2);
 }
