@@ -51,3 +51,23 @@ TEST(Hardening, MixtureWhoseSquaresOrWeightSumOverflowIsRejected) {
   EXPECT_TRUE(p.nu().allFinite());
   EXPECT_NEAR(p.weights().sum(), 1.0, 1e-15);
 }
+
+// Found by review (output safety): an empty value of a text flag was taken as the flag left
+// out (`--out ''` wrote to standard output, `--checkpoint ''` kept none). Each is refused.
+TEST(Hardening, EmptyTextValuesAreRefusedNotTakenAsAbsent) {
+  for (const std::string& args :
+       {std::string("simulate --T 1 --out ''"), std::string("theory --T 1 --mc 1000 --checkpoint ''"),
+        std::string("theory --T 1 --mc 1000 --resume ''"), std::string("simulate --T 1 --activation ''"),
+        std::string("sweep --grid L=3 --T 1 --work-dir ''"), std::string("linearise --mc 1000 --out ''"),
+        std::string("theory --T 1 --lr-schedule ''")}) {
+    SCOPED_TRACE(args);
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out.substr(0, 200);
+    EXPECT_NE(r.err.find("an empty value"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // The grid of one point stays '' (docs/cli.md).
+  const auto one = run_cli("sweep --engine gram --grid '' --T 0 --L 3 --D 50 --test-samples 10 --progress off");
+  EXPECT_EQ(one.status, 0) << one.err;
+}
