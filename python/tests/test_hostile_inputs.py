@@ -98,7 +98,7 @@ REFUSED = [
     ("fraction_for_H", GRAM + ["--H", "1.5"], "--H"),
     ("seed_past_int64", GRAM + ["--seed", "99999999999999999999"], "--seed"),
     ("lr_past_double", GRAM + ["--lr", "1e400"], "--lr"),
-    ("figure_number_past_14", ["figure", "015"], "N"),
+    ("figure_number_past_15", ["figure", "016"], "N"),
     ("sweep_grid_hex", ["sweep", "--engine", "gram", "--grid", "H=0x2", "--D", "100", "--T", "0.2"], "--grid"),
     ("sweep_grid_empty_item", ["sweep", "--engine", "gram", "--grid", "H=1,,2", "--D", "100", "--T", "0.2"],
      "--grid"),
