@@ -90,7 +90,10 @@ class StochasticStepper {
   void do_step(System system, OdeState& x, double t, double dt) {
     const auto k = static_cast<uint64_t>(std::llround(t / dt));
     noise_.resize(x.size());
-    diffusion_->increment(x.data(), t, dt, StreamId{seed_, Purpose::Diffusion, lane_, k}, noise_.data());
+    // At t_k = k·dt, not odeint's t: the same bits whether the steps were counted from 0 or
+    // from a resumed step (the schedule's factor, docs/model.md §4).
+    diffusion_->increment(x.data(), static_cast<double>(k) * dt, dt, StreamId{seed_, Purpose::Diffusion, lane_, k},
+                          noise_.data());
     drift_.do_step(system, x, t, dt);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += noise_[i];
   }

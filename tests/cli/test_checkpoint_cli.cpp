@@ -206,6 +206,13 @@ TEST(CheckpointCli, TheoryWithAScheduleResumesAcrossItsChangePoint) {
                              "3", "--q0 0.5");
 }
 
+TEST(CheckpointCli, TheorySdeWithAScheduleResumesAcrossItsChangePoint) {
+  check_interrupt_and_resume("theory_sde_schedule",
+                             "theory --sde --init-D 1000 --L 4 --mc 6000 --integrator heun --dt 0.1 --T 60 "
+                             "--record-every 0.5 --runs 2 --lr-schedule step:30,0.5",
+                             "3", "--q0 0.5");
+}
+
 TEST(CheckpointCli, MnistResumesToTheSameBytes) {
   HEADSPEC_REQUIRE_REAL_MNIST(data);
   check_interrupt_and_resume("mnist",
