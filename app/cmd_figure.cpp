@@ -1,6 +1,6 @@
 // `headspec figure N [--quick] [--out-dir DIR] [--sde-runs K] [--lr-schedule S]`: the data and picture of
-// one figure of the seed paper (1 … 14), or of figure 15, Bayes-softmax at ε_Bayes with schedules. The figure scripts (python/figures/) call this binary for the numbers and
-// matplotlib for the drawing.
+// one figure of the seed paper (1 … 14), or of figure 15, Bayes-softmax at ε_Bayes with schedules. The figure scripts
+// (python/figures/) call this binary for the numbers and matplotlib for the drawing.
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -66,8 +66,7 @@ int run_figure(const FigureOptions& o, bool check_only) {
   if (o.number < 1 || o.number > kLastFigure)
     throw UsageError(fmt::format("figure: N must be 1 … {}, got {}", kLastFigure, o.number));
   if (!o.lr_schedule.empty()) {
-    if (o.number != 4)
-      throw UsageError(fmt::format("--lr-schedule: only figure 4 takes a schedule, not {}", o.number));
+    if (o.number != 4) throw UsageError(fmt::format("--lr-schedule: only figure 4 takes a schedule, not {}", o.number));
     LrSchedule::parse(o.lr_schedule);  // refused here, before the driver starts
   }
   if (o.sde_runs < 0 || o.sde_runs > 10000)

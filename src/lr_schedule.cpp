@@ -26,7 +26,8 @@ std::string check_times_and_factors(const std::vector<std::pair<double, double>>
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto [t, g] = points[i];
     if (!(t >= 0)) return fmt::format("time {} is negative", t);
-    if (i > 0 && !(t > points[i - 1].first)) return fmt::format("times must increase, got {} after {}", t, points[i - 1].first);
+    if (i > 0 && !(t > points[i - 1].first))
+      return fmt::format("times must increase, got {} after {}", t, points[i - 1].first);
     if (!(g > 0)) return fmt::format("factor {} at t = {} must be > 0", g, t);
   }
   if (from_zero && points.empty()) return "the table has no rows";
@@ -46,7 +47,8 @@ std::vector<std::pair<double, double>> read_table(const std::string& path, const
     for (std::string w; fields >> w;) words.push_back(w);
     if (words.empty()) continue;
     if (words.size() != 2)
-      throw ParameterError(flag, fmt::format("{} line {}: expected two numbers 't g', got {}", path, row, words.size()));
+      throw ParameterError(flag,
+                           fmt::format("{} line {}: expected two numbers 't g', got {}", path, row, words.size()));
     points.emplace_back(parse_decimal(words[0], flag), parse_decimal(words[1], flag));
   }
   return points;
@@ -94,6 +96,10 @@ LrSchedule LrSchedule::parse(const std::string& text, const std::string& flag) {
   return s;
 }
 
+std::vector<std::pair<double, double>>::const_iterator LrSchedule::first_after(double t) const {
+  return std::upper_bound(points_.begin(), points_.end(), t, [](double x, const auto& p) { return x < p.first; });
+}
+
 double LrSchedule::factor(double t) const {
   switch (kind_) {
     case Kind::Constant:
@@ -103,17 +109,13 @@ double LrSchedule::factor(double t) const {
     case Kind::Power:
       return std::pow(1.0 + t / t0_, -power_);
     case Kind::Step: {
-      // The last T_i ≤ t.
-      const auto after = std::upper_bound(points_.begin(), points_.end(), t,
-                                          [](double x, const auto& p) { return x < p.first; });
+      const auto after = first_after(t);  // the factor is the last T_i ≤ t's
       return after == points_.begin() ? 1.0 : std::prev(after)->second;
     }
     case Kind::Table: {
       if (t <= points_.front().first) return points_.front().second;
       if (t >= points_.back().first) return points_.back().second;
-      const auto hi = std::upper_bound(points_.begin(), points_.end(), t,
-                                       [](double x, const auto& p) { return x < p.first; });
-      const auto lo = std::prev(hi);
+      const auto hi = first_after(t), lo = std::prev(hi);
       const double w = (t - lo->first) / (hi->first - lo->first);
       return lo->second + w * (hi->second - lo->second);
     }

@@ -211,7 +211,9 @@ const ParameterTable<TheorySettings>& theory_parameters() {
                      0, g),
         // In the sidecar only when set.
         parameter<S>("flow", &S::flow,
-                     "gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 (docs/model.md §6)", 0),
+                     "gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 "
+                     "(docs/model.md §6)",
+                     0),
         parameter<S>("init-seed", &S::init_seed,
                      "seed of the initial state, the same for every run (-1: run k uses --seed + k); with --sde, "
                      "runs from one initial state with independent noise",

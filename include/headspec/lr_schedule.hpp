@@ -1,5 +1,5 @@
 #pragma once
-// The learning-rate schedule (docs/model.md §4, "Schedules"; docs/cli.md "--lr-schedule"):
+// The learning-rate schedule (docs/model.md §4, "Schedules"; docs/cli.md "Learning-rate schedules"):
 // a factor g(t) > 0 of time t = n/D that multiplies both learning rates, η(t) = η g(t) and
 // η_c(t) = η_c g(t). Every engine takes g at the time its step or evaluation stands at:
 // the SGD engines at t = nB/D before step n, the theory at the time of each stage.
@@ -30,18 +30,18 @@ class LrSchedule {
 
   double factor(double t) const;
   bool constant() const { return kind_ == Kind::Constant; }
-  Kind kind() const { return kind_; }
-  /// As given (the table's file name as written).
-  const std::string& text() const { return text_; }
   /// The sidecar's record: {"lr_schedule": text} plus, for a table, its rows
   /// ("lr_schedule_table": [[t, g], …]) so that a checkpoint's identity covers the file's content.
   void to_json(nlohmann::json& model) const;
 
  private:
   Kind kind_ = Kind::Constant;
-  std::string text_ = "constant";
+  std::string text_ = "constant";  // as given (a table's file name as written)
   double t0_ = 1, power_ = 1;
   std::vector<std::pair<double, double>> points_;  // Step: (T_i, F_i); Table: (t, g)
+
+  // Step, Table: the first point whose time is after t.
+  std::vector<std::pair<double, double>>::const_iterator first_after(double t) const;
 };
 
 }  // namespace headspec

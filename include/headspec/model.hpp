@@ -1,9 +1,8 @@
 #pragma once
 // The model's parameters, shared by every engine (docs/model.md §1–4).
 #include <Eigen/Dense>
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 
 #include "headspec/activation.hpp"
 #include "headspec/lr_schedule.hpp"
@@ -27,9 +26,11 @@ struct ModelSpec {
   int F() const { return prior.F(); }
   /// c(0): 1/H for learned and mean, 1 for sum (docs/model.md §3).
   Eigen::VectorXd initial_readout() const;
-  /// The schedule's factor g before SGD step n of B samples at dimension D, at t = nB/D.
+  /// The time t = nB/D before SGD step n of B samples at dimension D (docs/model.md §4).
+  double time_of_step(int64_t n, int64_t D) const { return static_cast<double>(n) * batch / static_cast<double>(D); }
+  /// The schedule's factor g before SGD step n, at time_of_step(n, D).
   double step_factor(uint64_t n, int64_t D) const {
-    return lr_schedule.constant() ? 1.0 : lr_schedule.factor(static_cast<double>(n) * batch / static_cast<double>(D));
+    return lr_schedule.constant() ? 1.0 : lr_schedule.factor(time_of_step(static_cast<int64_t>(n), D));
   }
   /// Throws ParameterError naming the parameter of the first inconsistent value.
   void validate() const;

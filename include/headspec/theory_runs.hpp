@@ -90,7 +90,8 @@ IntegrationSpec theory_integration(const S& o, double finite_D = 0) {
   integration.stop_when_specialised = o.stop_when_specialised ? o.delta : 0;
   integration.finite_D = finite_D;
   if (o.flow && finite_D > 0)
-    throw ParameterError("flow", "not with the stochastic theory: gradient flow is the limit η → 0, where the SGD noise vanishes");
+    throw ParameterError(
+        "flow", "not with the stochastic theory: gradient flow is the limit η → 0, where the SGD noise vanishes");
   integration.validate(monte_carlo_mode(o.mc_resample));
   return integration;
 }
@@ -99,8 +100,9 @@ IntegrationSpec theory_integration(const S& o, double finite_D = 0) {
 /// the clock, not the path; throws ParameterError naming --flow.
 inline void check_flow(const ModelSpec& model, bool flow) {
   if (flow && !model.lr_schedule.constant())
-    throw ParameterError("flow", "not with --lr-schedule: under gradient flow time is τ = ∫η dt, and a schedule only "
-                                 "relabels it");
+    throw ParameterError("flow",
+                         "not with --lr-schedule: under gradient flow time is τ = ∫η dt, and a schedule only "
+                         "relabels it");
 }
 
 /// The Monte Carlo seed of every run: --mc-seed if given; else, for the stochastic theory,

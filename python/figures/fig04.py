@@ -65,7 +65,8 @@ def final_errors(table, sidecar, s):
 
 def make(f):
     s = sizes(f.quick)
-    f.parameters = dict(s, prior="gauss", L=L, lr=1, lr_schedule=f.lr_schedule or "constant", seed=1, init="dense, D = 10^4 (theory default)",
+    f.parameters = dict(s, prior="gauss", L=L, lr=1, lr_schedule=f.lr_schedule or "constant", seed=1,
+                        init="dense, D = 10^4 (theory default)",
                         E_inf="error where --until-error-settled tol --error-window window stopped the run "
                               "(at t = T if it did not): mean and standard deviation over runs",
                         panel_a={"F": 4, "nu": 10, "H": s["Hs"]}, panel_b={"F": 2, "H": 4, "nu": s["nus"]},

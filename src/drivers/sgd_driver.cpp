@@ -43,7 +43,7 @@ class SgdRun {
 
  private:
   uint32_t seed() const { return sim_.seed + static_cast<uint32_t>(run_); }
-  double time_at(int64_t steps) const { return static_cast<double>(steps) * model_.batch / static_cast<double>(sim_.D); }
+  double time_at(int64_t steps) const { return model_.time_of_step(steps, sim_.D); }
 
   // An in-progress slot: its state is the steps done, the next record k and the engine's.
   void resume(run_slot::Slot slot) {

@@ -21,8 +21,9 @@ namespace headspec {
 /// batch_grad (H × D) first, so every sample of the step sees the same keys.
 /// `g` is the schedule's factor of the step (ModelSpec::step_factor).
 template <class AddSample>
-void dense_sgd_step(const ModelSpec& model, double g, int64_t D, std::vector<double>& keys, std::vector<double>& batch_grad,
-                    Eigen::VectorXd& c, Eigen::VectorXd& c_grad, AddSample&& add_sample) {
+void dense_sgd_step(const ModelSpec& model, double g, int64_t D, std::vector<double>& keys,
+                    std::vector<double>& batch_grad, Eigen::VectorXd& c, Eigen::VectorXd& c_grad,
+                    AddSample&& add_sample) {
   const int B = model.batch;
   const double scale = (model.lr * g) / (B * std::sqrt(static_cast<double>(D)));
   c_grad.setZero();

@@ -118,10 +118,11 @@ void MnistEngine::add_tokens_times(double scale, const RowMatrix& coef, double* 
 }
 
 void MnistEngine::step(uint64_t n) {
-  dense_sgd_step(model_, model_.step_factor(n, D), D, keys_, batch_grad_, c_, c_grad_, [&](int b, double scale, double* target) {
-    sample_gradient(n, b, G_);
-    add_tokens_times(scale, G_, target);
-  });
+  dense_sgd_step(model_, model_.step_factor(n, D), D, keys_, batch_grad_, c_, c_grad_,
+                 [&](int b, double scale, double* target) {
+                   sample_gradient(n, b, G_);
+                   add_tokens_times(scale, G_, target);
+                 });
 }
 
 void MnistEngine::save_state(StateWriter& out) const { save_keys_and_readout(out, keys_, c_); }

@@ -44,7 +44,7 @@ struct RateInputs {
 // The coefficients of the rates at time t (docs/model.md §6). Time counts samples (t = n/D):
 // a step of B samples moves the keys by the mean of B gradients, so per unit t the drift is
 // (η(t)/B)·E and the noise term (η(t)²/B²)·E, η(t) = η g(t) by the schedule (§4). Under
-// gradient flow (§6 "Gradient flow") time is τ = ηt and the noise term is dropped: the
+// gradient flow (§6 "Schedules and gradient flow") time is τ = ηt and the noise term is dropped: the
 // drift is E/B per unit τ and the readout's (η_c/η)/B.
 inline void set_rate_scales(const ModelSpec& model, bool flow, double t, RateConstants& k) {
   const double B = model.batch;

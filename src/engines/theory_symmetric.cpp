@@ -120,8 +120,7 @@ void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEval
   out.rate_stderr.swap(rate_stderr);
 }
 
-void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out,
-                                      double t) const {
+void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const {
   using theory_rates::Conditioning;
   const theory_rates::SymmetricSamples& samples = *symmetric_;
   const bool sampled = options_.channel == ValueChannel::Sampled;

@@ -73,8 +73,8 @@ TEST(LrScheduleCli, EveryEngineTakesTheFactorAtTheSameTime) {
     const bool is_mnist = std::string(e.name) == "mnist";
     const std::string one = csv_of(e.args + " --lr 1", dir / "one.csv");
     EXPECT_EQ(csv_of(e.args + " --lr 2 --lr-schedule step:0,0.5", dir / "half.csv"), one);
-    const auto with_step = parse(csv_of(e.args + (is_mnist ? " --lr-schedule step:2,0.25" : " --lr-schedule step:4,0.25"),
-                                        dir / "step.csv"));
+    const auto with_step = parse(
+        csv_of(e.args + (is_mnist ? " --lr-schedule step:2,0.25" : " --lr-schedule step:4,0.25"), dir / "step.csv"));
     const auto constant = parse(one);
     const double change = is_mnist ? 2 : 4;
     // SGD: a record at t is the state before step tD/B, which the factor from t on does not
@@ -104,8 +104,10 @@ TEST(LrScheduleCli, TableRowsAreRecordedInTheSidecar) {
   const auto dir = fresh_dir("lr_table");
   const fs::path table = dir / "g.txt", out = dir / "o.csv";
   std::ofstream(table) << "0 1\n4 0.5\n";
-  const std::string args = "simulate --engine gram --D 300 --L 4 --T 8 --record-every 1 --test-samples 100 "
-                           "--lr-schedule table:" + table.string();
+  const std::string args =
+      "simulate --engine gram --D 300 --L 4 --T 8 --record-every 1 --test-samples 100 "
+      "--lr-schedule table:" +
+      table.string();
   const std::string first = csv_of(args, out);
   const auto meta = nlohmann::json::parse(read_file(out.string() + ".json"));
   ASSERT_EQ(meta["model"]["lr_schedule_table"].size(), 2u);
@@ -119,13 +121,21 @@ TEST(LrScheduleCli, BadSchedulesAreRefusedBeforeAnythingIsWritten) {
   const auto dir = fresh_dir("lr_bad");
   const fs::path out = dir / "o.csv";
   std::ofstream(dir / "bad.txt") << "0 1\n0 2\n";
-  const std::vector<std::string> commands = {
-      "simulate --engine dense --D 100 --T 1", "simulate --engine gram --D 100 --T 1", "theory --T 1 --mc 1000",
-      "theory --sde --T 1 --mc 1000", "sweep --engine theory --grid L=3,4 --T 1 --mc 1000",
-      "sweep --engine gram --grid L=3,4 --T 1 --D 100"};
-  const std::vector<std::string> schedules = {"''", "linear:3", "inverse:0", "power:5", "step:3,-1", "step:4,0.5,2,0.1",
+  const std::vector<std::string> commands = {"simulate --engine dense --D 100 --T 1",
+                                             "simulate --engine gram --D 100 --T 1",
+                                             "theory --T 1 --mc 1000",
+                                             "theory --sde --T 1 --mc 1000",
+                                             "sweep --engine theory --grid L=3,4 --T 1 --mc 1000",
+                                             "sweep --engine gram --grid L=3,4 --T 1 --D 100"};
+  const std::vector<std::string> schedules = {"''",
+                                              "linear:3",
+                                              "inverse:0",
+                                              "power:5",
+                                              "step:3,-1",
+                                              "step:4,0.5,2,0.1",
                                               "table:" + (dir / "missing.txt").string(),
-                                              "table:" + (dir / "bad.txt").string(), "table:" + dir.string()};
+                                              "table:" + (dir / "bad.txt").string(),
+                                              "table:" + dir.string()};
   for (const auto& c : commands)
     for (const auto& s : schedules) {
       SCOPED_TRACE(c + " --lr-schedule " + s);
@@ -137,7 +147,8 @@ TEST(LrScheduleCli, BadSchedulesAreRefusedBeforeAnythingIsWritten) {
       EXPECT_FALSE(fs::exists(out.string() + ".json"));
     }
   // In a sweep's grid, the bad value is named with its point.
-  const auto grid = run_cli("sweep --engine theory --grid 'lr-schedule=inverse:10|power:3' --T 1 --mc 1000 --out " + out.string());
+  const auto grid =
+      run_cli("sweep --engine theory --grid 'lr-schedule=inverse:10|power:3' --T 1 --mc 1000 --out " + out.string());
   EXPECT_EQ(grid.status, 2) << grid.err;
   EXPECT_NE(grid.err.find("lr-schedule"), std::string::npos) << grid.err;
   EXPECT_FALSE(fs::exists(out));

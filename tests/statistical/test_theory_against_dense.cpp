@@ -79,7 +79,9 @@ void expect_theory_within_the_runs_band(const ModelSpec& m) {
 
 class TheoryAgainstDense : public ::testing::TestWithParam<Activation> {};
 
-TEST_P(TheoryAgainstDense, TrajectoriesAgreeWithinTheRunsBand) { expect_theory_within_the_runs_band(model_with(GetParam())); }
+TEST_P(TheoryAgainstDense, TrajectoriesAgreeWithinTheRunsBand) {
+  expect_theory_within_the_runs_band(model_with(GetParam()));
+}
 
 // With a schedule (docs/model.md §4): η(t) = 2·4/(4 + t) falls from 2 to 2/4 over the run; the
 // dense engine takes it per step, the theory per stage. A theory at constant η = 2 (or one

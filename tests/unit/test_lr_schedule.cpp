@@ -70,11 +70,31 @@ TEST(LrSchedule, BadSpellingsNameTheFlag) {
   std::ofstream(dir / "three.txt") << "0 1 2\n";
   std::ofstream(dir / "down.txt") << "5 1\n2 1\n";
   std::ofstream(dir / "empty.txt") << "# nothing\n";
-  for (const std::string& bad : std::vector<std::string>{"", "const", "constant:1", "inverse", "inverse:", "inverse:0", "inverse:-3", "inverse:1,2", "power:10",
-        "power:10,0", "power:0,1", "step:", "step:5", "step:5,0", "step:5,0.5,3,0.1", "step:-1,0.5", "step:1,,2,3",
-        "inverse:0x10", "inverse:inf", "table:", "table:/nonexistent/rates", "table:" + (dir / "three.txt").string(),
-        "table:" + (dir / "down.txt").string(), "table:" + (dir / "empty.txt").string(),
-        "table:" + dir.string()}) {
+  for (const std::string& bad : std::vector<std::string>{"",
+                                                         "const",
+                                                         "constant:1",
+                                                         "inverse",
+                                                         "inverse:",
+                                                         "inverse:0",
+                                                         "inverse:-3",
+                                                         "inverse:1,2",
+                                                         "power:10",
+                                                         "power:10,0",
+                                                         "power:0,1",
+                                                         "step:",
+                                                         "step:5",
+                                                         "step:5,0",
+                                                         "step:5,0.5,3,0.1",
+                                                         "step:-1,0.5",
+                                                         "step:1,,2,3",
+                                                         "inverse:0x10",
+                                                         "inverse:inf",
+                                                         "table:",
+                                                         "table:/nonexistent/rates",
+                                                         "table:" + (dir / "three.txt").string(),
+                                                         "table:" + (dir / "down.txt").string(),
+                                                         "table:" + (dir / "empty.txt").string(),
+                                                         "table:" + dir.string()}) {
     try {
       LrSchedule::parse(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
