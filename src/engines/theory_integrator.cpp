@@ -341,7 +341,8 @@ class Dopri5Integration {
   static constexpr double kMinRelativeStep = 1e-9;
 
   // An in-progress slot: the records, and the stepper's (x, t, dt), the next observation,
-  // the evaluations so far.
+  // the evaluations so far, the steps since the last observation (the stiffness cap counts
+  // them, so a resumed run stops where the uninterrupted one would).
   std::string slot() const {
     StateWriter w;
     w.put_doubles(stepper_.current_state());
@@ -349,6 +350,7 @@ class Dopri5Integration {
     w.put_f64(stepper_.current_time_step());
     w.put_u64(next_);
     w.put_i64(run_.system.evaluations());
+    w.put_i64(steps_since_record_);
     return run_slot::in_progress(run_.result.trajectory.records, w.take());
   }
 
@@ -360,6 +362,7 @@ class Dopri5Integration {
     const double t = in.f64(), dt = in.f64();
     next_ = static_cast<std::size_t>(in.u64());
     run_.system.set_evaluations(in.i64());
+    steps_since_record_ = in.at_end() ? 0 : in.i64();  // older checkpoints lack it: counted from 0
     in.expect_end();
     if (next_ == 0 || next_ >= times_.size()) throw UsageError("--resume: the checkpoint holds an invalid run");
     stepper_.initialize(x_, t, dt);

@@ -291,3 +291,27 @@ TEST(CheckpointCli, TheoryWithTheErrorRuleResumesToTheSameBytes) {
                              "3",
                              "--q0 0.5");
 }
+
+// dopri5's stiffness cap counts the steps since the last record; the checkpoint carries that
+// count, so a run interrupted while its step size collapses stops, once resumed, after the
+// same steps as the uninterrupted one: the same rows, status and evaluations in the sidecar.
+TEST(CheckpointCli, ADivergingDopri5RunResumesToTheSameStop) {
+  const auto dir = fresh_dir("ckpt_cli_dopri5_cap");
+  const fs::path plain = dir / "plain.csv", resumed = dir / "resumed.csv", ckpt = dir / "run.ckpt";
+  const std::string args = "theory --integrator dopri5 --lr 1e4 --mc 200 --T 20 --record-every 2 --L 4";
+  const auto ref = run_cli(args + " --out " + plain.string());
+  ASSERT_EQ(ref.status, 3) << ref.err;
+  std::string err;
+  int delay = 0;
+  const int status = interrupt_run(args + " --out " + resumed.string() + " --checkpoint " + ckpt.string() +
+                                       " --checkpoint-every 1",
+                                   ckpt, dir, 100, err, delay);
+  SCOPED_TRACE(std::to_string(delay) + " ms after the first checkpoint");
+  ASSERT_EQ(status, 130) << "the run must still be going when interrupted\n" << err;
+  const auto r = run_cli(args + " --out " + resumed.string() + " --resume " + ckpt.string());
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_EQ(read_file(resumed), read_file(plain));
+  EXPECT_EQ(sidecar_without_resume(resumed), sidecar_without_resume(plain))
+      << "the resumed run took another number of steps before the cap";
+  fs::remove_all(dir);
+}
