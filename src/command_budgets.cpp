@@ -10,6 +10,7 @@
 
 #include "headspec/bayes.hpp"
 #include "headspec/order_parameters.hpp"
+#include "headspec/theory_engine.hpp"
 
 namespace headspec {
 namespace {
@@ -23,17 +24,34 @@ int columns(const ModelSpec& m, int F) {
 // Runs in memory at once: one per thread.
 double parallel_runs(double runs) { return std::min(runs, static_cast<double>(std::max(1, omp_get_max_threads()))); }
 
-// SGD runs of `D` dimensions: the records, and for dense tokens each thread's batch of L
-// tokens and its keys and gradients in R^D. One step per sample, t = n/D.
+// SGD runs of `D` dimensions: the records, and for dense tokens each thread's current L
+// tokens, H keys, F latent directions and (B > 1) the batch's H gradients in R^D. One step
+// per sample, t = n/D.
 RunBudget sgd_budget(double runs, double T, double record_every, double D, bool dense, const ModelSpec& m, int F) {
   RunBudget b;
   const double rows = runs * record_count(T, record_every);
   b.bytes = records_bytes(rows, columns(m, F));
-  if (dense) b.bytes += parallel_runs(runs) * D * (m.L * m.batch + 3.0 * m.H + F) * 8.0;
+  if (dense) b.bytes += parallel_runs(runs) * D * (m.L + m.H + F + (m.batch > 1 ? m.H : 0)) * 8.0;
   b.steps = runs * T * D;
   b.what = fmt::format("{:.3g} runs × {:.3g} records, {:.3g} steps each at D = {:.3g}", runs,
                        record_count(T, record_every), T * D, D);
   return b;
+}
+
+// The Monte Carlo options of a theory run from its flags (as TheoryRuns builds them).
+TheoryOptions theory_options(int64_t mc, const std::string& method, bool resample = false, bool sampled = false) {
+  TheoryOptions options;
+  options.samples = mc;
+  options.method = parse_sampling_method(method);
+  options.mode = monte_carlo_mode(resample);
+  options.channel = sampled ? ValueChannel::Sampled : ValueChannel::Integrated;
+  return options;
+}
+
+// The samples an evaluation uses: --mc itself for plain sampling, rounded up to whole
+// orbits of the symmetry group (and Sobol sets) otherwise.
+double samples_evaluated(const ModelSpec& m, int64_t mc, const std::string& method) {
+  return static_cast<double>(TheoryEngine::samples_used(m, theory_options(mc, method)));
 }
 
 }  // namespace
@@ -49,11 +67,17 @@ RunBudget mnist_budget(const MnistSettings& o, const ModelSpec& model) {
 RunBudget theory_budget(const TheorySettings& o, const ModelSpec& model) {
   RunBudget b;
   const double rows = o.runs * record_count(o.T, o.record_every);
-  // Each engine holds its N samples: L scores per head and L latent fields per direction,
-  // and per-sample weights; the stochastic theory adds its rates per sample.
-  const double per_sample = model.L * (model.H + model.F() + 2.0) + (o.sde ? 4.0 * model.H * (model.F() + model.H) : 0);
-  const double N = static_cast<double>(o.mc);
-  b.bytes = records_bytes(rows, columns(model, model.F()) * 2) + parallel_runs(o.runs) * N * per_sample * 8.0;
+  // Each engine keeps its fixed samples. The stochastic theory adds Σ's engine (plain, the
+  // value channel sampled, of the drift's N) and its per-block sums of the n(n+3)/2 rates and
+  // products (TheoryEngine::rate_covariance).
+  const double N = samples_evaluated(model, o.mc, o.mc_method);
+  double bytes = TheoryEngine::stored_bytes(model, theory_options(o.mc, o.mc_method, o.mc_resample, o.keep_R));
+  if (o.sde) {
+    const double n = StateLayout(model.H, model.F(), model.readout == Readout::Learned).size();
+    bytes += TheoryEngine::stored_bytes(model, theory_options(static_cast<int64_t>(N), "plain", false, true));
+    bytes += std::ceil(N / TheoryEngine::kBlock) * n * (n + 3) / 2 * 8.0;
+  }
+  b.bytes = records_bytes(rows, columns(model, model.F()) * 2) + parallel_runs(o.runs) * bytes;
   // Four evaluations of N samples per step of rk4 (dopri5: about six per step, of fewer steps).
   b.steps = o.runs * (o.T / o.dt) * 4.0 * N;
   b.what = fmt::format("{:.3g} runs × {:.3g} steps of {:.3g} samples", static_cast<double>(o.runs), o.T / o.dt, N);
@@ -80,8 +104,8 @@ RunBudget linearise_budget(const LineariseSettings& o, const ModelSpec& model) {
   RunBudget b;
   const double H = model.H, F = model.F();
   const double state = H * F + H + H * (H + 1) / 2 + H;  // M, R, Q, c (docs/model.md §6)
-  const double N = static_cast<double>(o.mc);
-  const double approach = o.approach_mc > 0 ? static_cast<double>(o.approach_mc) : N;
+  const double N = samples_evaluated(model, o.mc, o.mc_method);
+  const double approach = o.approach_mc > 0 ? samples_evaluated(model, o.approach_mc, o.mc_method) : N;
   // Four evaluations of the samples per RK4 step of the approach, of the growth check and of
   // --along; two per state component for each Jacobian (every Newton step and the last one).
   // The prediction runs (--predict-delta) stop at the threshold: not counted.
@@ -97,9 +121,10 @@ RunBudget linearise_budget(const LineariseSettings& o, const ModelSpec& model) {
 RunBudget sweep_budget(const SweepCommandSettings& o, const ModelSpec& model, double D, int tasks) {
   if (o.engine == "theory" || o.engine == "sde") {
     RunBudget b;
+    const double N = samples_evaluated(model, o.mc, o.mc_method);
     b.bytes = records_bytes(tasks * record_count(o.T, o.record_every), columns(model, model.F()));
-    b.steps = tasks * (o.T / o.dt) * 4.0 * static_cast<double>(o.mc);
-    b.what = fmt::format("{} tasks × {:.3g} steps of {:.3g} samples", tasks, o.T / o.dt, static_cast<double>(o.mc));
+    b.steps = tasks * (o.T / o.dt) * 4.0 * N;
+    b.what = fmt::format("{} tasks × {:.3g} steps of {:.3g} samples", tasks, o.T / o.dt, N);
     return b;
   }
   return sgd_budget(tasks, o.T, o.record_every, D, o.engine == "dense", model, model.F());

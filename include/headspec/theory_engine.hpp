@@ -133,6 +133,9 @@ class TheoryEngine {
   int64_t samples_used() const;
   /// The same without building the engine (nothing is drawn).
   static int64_t samples_used(const ModelSpec& model, const TheoryOptions& options);
+  /// The bytes of the samples an engine keeps (Fixed mode; plain sampling keeps them only
+  /// up to 256 MB and draws them again otherwise), without building it: the run budget.
+  static double stored_bytes(const ModelSpec& model, const TheoryOptions& options);
   /// The symmetry group's size with the Symmetric method (samples per orbit), 1 otherwise.
   int orbit_size() const;
 

@@ -18,6 +18,11 @@ int64_t orbits_per_set(int64_t samples, int orbit_size, int sets) {
   return std::max<int64_t>(kLanes, (wanted + kLanes - 1) / kLanes * kLanes);
 }
 
+// Numbers per base sample: θ (F), ξ (L·H), [g (L), label noise] (SymmetricSamples::base_width).
+int base_width_of(const ModelSpec& model, bool sampled) {
+  return model.F() + model.L * model.H + (sampled ? model.L + 1 : 0);
+}
+
 // The Helmert basis of R^H, row-major: row 0 = (1, …, 1)/√H, row k = (1, …, 1, −k, 0, …)/√(k(k+1)).
 std::vector<double> helmert_basis(int H) {
   std::vector<double> V(static_cast<std::size_t>(H * H), 0.0);
@@ -65,7 +70,7 @@ SymmetricSamples::SymmetricSamples(const ModelSpec& model, const TheoryOptions& 
       per_randomisation_(randomisations_ > 0 ? orbits_per_set(options.samples, group_.size(), options.randomisations)
                                              : 0),
       orbits_(orbits_for(options, group_.size())),
-      base_width_(model.F() + model.L * model.H + (sampled_ ? model.L + 1 : 0)) {
+      base_width_(base_width_of(model, sampled_)) {
   quasi_dimension_ = model.prior.uniforms_per_draw() + base_width_ - model.F();
   helmert_ = helmert_basis(model.H);
   if (randomisations_ > 0) ScrambledSobol(quasi_dimension_, 0);  // checks the dimension
@@ -89,6 +94,12 @@ void SymmetricSamples::draw_base(int64_t o, uint64_t draw, double* out) const {
   const int F = model_.F();
   model_.prior.sample(rng, out);
   rng.normals(out + F, base_width_ - F);
+}
+
+int64_t SymmetricSamples::stored_lanes(const ModelSpec& model, const TheoryOptions& options) {
+  if (options.mode != MonteCarloMode::Fixed) return 0;
+  const int64_t groups = (orbits_for(options, SymmetryGroup(model).size()) + kLanes - 1) / kLanes;
+  return groups * base_width_of(model, options.channel == ValueChannel::Sampled);
 }
 
 int64_t SymmetricSamples::orbits_for(const TheoryOptions& options, int orbit_size) {

@@ -35,6 +35,8 @@ class SymmetricSamples {
   SymmetricSamples(const ModelSpec& model, const TheoryOptions& options);
   /// The orbits of that rounding, without drawing anything.
   static int64_t orbits_for(const TheoryOptions& options, int orbit_size);
+  /// The Lanes a Fixed-mode instance keeps (every group's base samples), without drawing.
+  static int64_t stored_lanes(const ModelSpec& model, const TheoryOptions& options);
 
   const SymmetryGroup& group() const { return group_; }
   int orbit_size() const { return group_.size(); }

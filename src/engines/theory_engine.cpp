@@ -103,6 +103,16 @@ int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& 
   return theory_rates::SymmetricSamples::orbits_for(options, orbit) * orbit;
 }
 
+double TheoryEngine::stored_bytes(const ModelSpec& model, const TheoryOptions& options) {
+  if (options.mode != MonteCarloMode::Fixed) return 0;
+  const bool sampled = options.channel == ValueChannel::Sampled;
+  if (options.method != SamplingMethod::Plain)
+    return static_cast<double>(theory_rates::SymmetricSamples::stored_lanes(model, options)) * sizeof(Lanes);
+  const int64_t batches = (options.samples + kLanes - 1) / kLanes;
+  const int64_t width = model.L * (model.F() + model.H) + (sampled ? model.L + 1 : 0);  // batch_width_
+  return batches * kLanes * width <= kStoreLimit ? static_cast<double>(batches * width) * sizeof(Lanes) : 0.0;
+}
+
 int TheoryEngine::orbit_size() const { return symmetric_ ? symmetric_->orbit_size() : 1; }
 
 void TheoryEngine::evaluate(const double* x, uint64_t draw, TheoryEvaluation& out, double t) const {

@@ -1,0 +1,76 @@
+"""The run budgets of docs/cli.md "Limits" against what runs take: the estimate counts the
+Monte Carlo samples an evaluation really uses (whole orbits and Sobol sets, not --mc), and
+its memory is the run's peak resident memory within a factor of two. The memory is measured
+as the difference between a large and a small run of one command (the program's own code,
+libraries and thread stacks cancel), read from the child's peak RSS (wait4). The symmetric
+methods keep a few bytes per sample (one base sample per orbit): no case of theirs reaches a
+size worth measuring in a test."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import BINARY
+
+THEORY = ["theory", "--L", "10", "--H", "2", "--T", "0.5", "--dt", "0.5", "--record-every", "0.5"]
+
+
+def estimate_gib(args, tmp_path):
+    """The run's memory estimate in GiB, as the refusal under a tiny --max-memory gives it."""
+    res = subprocess.run([BINARY] + args + ["--max-memory", "1e-9", "--out", str(tmp_path / "refused.csv")],
+                         capture_output=True, text=True)
+    assert res.returncode == 2, res.stderr
+    found = re.search(r"about ([0-9.e+-]+) GiB", res.stderr)
+    assert found, res.stderr
+    assert not (tmp_path / "refused.csv").exists()
+    return float(found.group(1))
+
+
+def peak_gib(args, tmp_path):
+    """The peak resident memory of one run to completion, in GiB."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.Popen([BINARY] + args + ["--out", str(tmp_path / "run.csv")], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, err
+    return usage.ru_maxrss / 2.0 ** 20  # ru_maxrss is in KiB on Linux
+
+
+@pytest.mark.parametrize("small,large", [
+    (THEORY + ["--mc-method", "plain", "--mc", "20000"], THEORY + ["--mc-method", "plain", "--mc", "600000"]),
+    (THEORY + ["--mc-method", "plain", "--mc", "20000", "--sde", "--init-D", "1000"],
+     THEORY + ["--mc-method", "plain", "--mc", "400000", "--sde", "--init-D", "1000"]),
+    (["simulate", "--engine", "dense", "--L", "10", "--D", "20000", "--T", "0.00005", "--record-every", "0.00005",
+      "--test-samples", "10"],
+     ["simulate", "--engine", "dense", "--L", "10", "--D", "2000000", "--T", "0.00005", "--record-every", "0.00005",
+      "--test-samples", "10"]),
+], ids=["theory-plain", "theory-sde", "dense"])
+def test_memory_estimate_is_the_peak_within_a_factor_two(small, large, tmp_path):
+    estimated = estimate_gib(large, tmp_path) - estimate_gib(small, tmp_path)
+    measured = peak_gib(large, tmp_path) - peak_gib(small, tmp_path)
+    assert estimated > 0.05, "the large run must dominate the program's own memory"
+    assert 0.5 <= measured / estimated <= 2.0, f"estimated {estimated:.3f} GiB, measured {measured:.3f} GiB"
+
+
+@pytest.mark.parametrize("command", [
+    ["theory", "--H", "4", "--mc", "1000", "--T", "0.5", "--dt", "0.5", "--record-every", "0.5"],
+    ["sweep", "--engine", "theory", "--grid", "H=4", "--mc", "1000", "--T", "0.5", "--dt", "0.5",
+     "--record-every", "0.5"],
+], ids=["theory", "sweep"])
+def test_work_estimate_counts_the_samples_used(command, tmp_path):
+    # H = 4: the sign flips of the two directions and the 4! head permutations make orbits of
+    # 96 samples, 8 Sobol sets of whole orbits: --mc 1000 evaluates 3072 samples per stage,
+    # so four stages are 12288 sample evaluations, above --max-steps 10000 (4000 by --mc).
+    extra = ["--summary", str(tmp_path / "s.csv")] if command[0] == "sweep" else []
+    res = subprocess.run([BINARY] + command + extra + ["--max-steps", "10000", "--out", str(tmp_path / "o.csv")],
+                         capture_output=True, text=True)
+    assert res.returncode == 2, res.stderr
+    assert "--max-steps" in res.stderr and "3.07e+03 samples" in res.stderr, res.stderr
+    assert os.listdir(tmp_path) == []
+    ok = subprocess.run([BINARY] + command + extra + ["--max-steps", "12288", "--out", str(tmp_path / "o.csv")],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
