@@ -13,6 +13,11 @@ simulation as dots. The quantities: docs/model.md §5; the columns: docs/cli.md 
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
     hp.theory_against_simulation(axes, ode, sim, title="D = 2000")
 """
+import hashlib
+import io
+import json
+import os
+
 import numpy as np
 
 try:
@@ -26,11 +31,22 @@ _STYLES = ["-", "--", ":"]
 _STYLE_NAMES = ["solid", "dashed", "dotted"]
 
 
-def read_csv(path):
-    """A headspec CSV as a dict of column name -> numpy array over its rows."""
-    with open(path) as f:
-        header = f.readline().strip().split(",")
-    data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+def read_csv(path, check_sidecar=True):
+    """A headspec CSV as a dict of column name -> numpy array over its rows.
+
+    If the CSV has its sidecar (PATH.json, docs/cli.md "Output files") and `check_sidecar`,
+    the CSV's bytes must have the SHA-256 the sidecar records: a CSV of one run beside the
+    sidecar of another raises ValueError."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if check_sidecar and os.path.isfile(str(path) + ".json"):
+        with open(str(path) + ".json") as f:
+            recorded = json.load(f).get("sha256", {}).get("csv")
+        if recorded is not None and recorded != hashlib.sha256(raw).hexdigest():
+            raise ValueError(f"{path}: its bytes do not have the SHA-256 its sidecar {path}.json records "
+                             "(the two come from different runs, or the CSV was changed)")
+    header = raw.decode().split("\n", 1)[0].strip().split(",")
+    data = np.loadtxt(io.StringIO(raw.decode()), delimiter=",", skiprows=1, ndmin=2)
     return {name: data[:, i] for i, name in enumerate(header)}
 
 

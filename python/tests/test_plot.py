@@ -1,5 +1,6 @@
 """headspec.plot: the figures' drawing helpers draw exactly the numbers of a call's result or
 of the CLI's CSV (the two kinds of table they accept)."""
+import os
 import subprocess
 
 import numpy as np
@@ -95,3 +96,21 @@ def test_key_images_use_one_symmetric_scale():
     image = hp.key_images(ax, {"keys": keys})
     assert image.get_clim() == (-2.0, 2.0) and image.get_array().shape == (28, 57)
     plt.close(fig)
+
+
+def test_read_csv_refuses_a_csv_that_its_sidecar_does_not_describe(tmp_path):
+    """read_csv checks the CSV's SHA-256 against its sidecar: a CSV of one run beside the
+    sidecar of another (or an edited CSV) raises; without a sidecar, or unchecked, it reads."""
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    for out, seed in ((a, "1"), (b, "2")):
+        subprocess.run([BINARY, "simulate", "--engine", "gram", "--D", "200", "--L", "4", "--T", "1",
+                        "--record-every", "0.5", "--test-samples", "100", "--seed", seed, "--out", str(out)],
+                       check=True, capture_output=True)
+    good = hp.read_csv(a)
+    os.replace(b, a)  # b's CSV beside a's sidecar
+    with pytest.raises(ValueError, match="sidecar"):
+        hp.read_csv(a)
+    other = hp.read_csv(a, check_sidecar=False)
+    assert not np.array_equal(other["M_1_1"], good["M_1_1"])
+    os.remove(str(a) + ".json")
+    np.testing.assert_array_equal(hp.read_csv(a)["M_1_1"], other["M_1_1"])
