@@ -1,8 +1,10 @@
 #pragma once
-// The softmax and softmax-1 right-hand side of the theory (docs/model.md §6–7), fused: the
-// softmax policy's formulas (include/headspec/kernel/activations.hpp) rearranged into passes
-// over the positions whose sums stay in registers. tests/test_theory_batch.cpp checks it
-// against the kernel's path (theory_kernel_rates.cpp) and against one sample at a time.
+// The softmax and softmax-1 right-hand side of the theory (docs/model.md §6–7), fused: passes
+// over the positions whose sums stay in registers, built from the softmax policy's pieces
+// (include/headspec/kernel/activations.hpp: unnormalised, centred, gram_from_sums), which the
+// kernel's jacobian and jacobian_gram use too; only the order of the loops is this file's.
+// tests/unit/test_theory_batch.cpp checks it against the kernel's path
+// (theory_kernel_rates.cpp) and against one sample at a time.
 #include <algorithm>
 #include <cmath>
 
@@ -10,6 +12,10 @@
 #include "theory_rates.hpp"
 
 namespace headspec::theory_rates {
+
+// The softmax formulas the passes below share with the kernel (u = A (v − m) and the Gram
+// sums); they are the same for softmax-1, whose extra logit only changes the normalisation.
+using Policy = kernel::SoftmaxPolicy<false>;
 
 // The softmax right-hand side, fused: the rates of a batch of samples (one per lane) in
 // passes over the positions whose sums stay in registers, instead of AttentionKernelBatch's
@@ -87,7 +93,7 @@ template <int W, class Sizes, class VE>
   for (int q = 0; q < H * (H + 1) / 2; ++q) uu[q].setZero();
   for (int l = 0; l < L; ++l) {
     V u[kMaxH];
-    for (int h = 0; h < H; ++h) u[h] = Amap(h * L + l) * (e[l] - mu[h]);
+    for (int h = 0; h < H; ++h) u[h] = Policy::centred(V(Amap(h * L + l)), e[l], mu[h]);
     for (int h = 0; h < H; ++h)
       for (int f = 0; f < F; ++f) dM[h * F + f] += u[h] * in(l, f);
     for (int h = 0; h < H; ++h)
@@ -106,7 +112,7 @@ template <int W, class Sizes, class VE>
   for (int h = 0; h < H; ++h)
     for (int g = h; g < H; ++g, ++q) {
       // E_g[r² J_h·J_g] = (|e|² + Δ) Σ_ℓ Φ_hℓ·Φ_gℓ + 2 P_h·P_g (docs/model.md §7).
-      const V gram = (g == h ? V(ab[q] - 2.0 * cross[q]) : V(ab[q] - cross[q])) + ab[q] * ab[q];
+      const V gram = Policy::gram_from_sums(ab[q], g == h ? V(2.0 * cross[q]) : cross[q]);
       out[k.q_at + q] = -k.drift * (k.c[h] * T[h * H + g] + k.c[g] * T[g * H + h]) +
                         (k.noise * k.c[h] * k.c[g]) * (e2d * gram + 2.0 * uu[q]);
     }
@@ -151,7 +157,7 @@ template <int W, class Sizes, class VE>
   for (int l = 0; l < L; ++l) {
     const V g = in(L * K + l);
     V u[kMaxH];
-    for (int h = 0; h < H; ++h) u[h] = Amap(h * L + l) * (g - o[h]);
+    for (int h = 0; h < H; ++h) u[h] = Policy::centred(V(Amap(h * L + l)), g, o[h]);
     for (int h = 0; h < H; ++h) {
       for (int f = 0; f < F; ++f) dM[h * F + f] += u[h] * in(l * K + f);
       dR[h] += u[h] * g;

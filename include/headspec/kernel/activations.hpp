@@ -50,6 +50,19 @@ struct SoftmaxPolicy {
     for (int h = 0; h < H; ++h)
       for (int l = 0; l < L; ++l) A[h * L + l] *= scratch[h];
   }
+  /// (Φ v)_hℓ = c_h u_hℓ with u_hℓ = A_hℓ (v_ℓ − m_h), m_h = Σ_ℓ A_hℓ v_ℓ: u, from A_hℓ,
+  /// v_ℓ and m_h. The theory's fused pass (src/engines/theory_fused_softmax.hpp) sums u and
+  /// multiplies the sums by c_h.
+  template <class T>
+  [[gnu::always_inline]] static T centred(const T& A, const T& v, const T& mean) {
+    return A * (v - mean);
+  }
+  /// Σ_ℓ Σ_ℓ' Φ_hℓ,ℓ' Φ_gℓ,ℓ' / (c_h c_g) from ab = Σ_ℓ A_hℓ A_gℓ and cross = Σ_ℓ A_hℓ A_gℓ (A_hℓ +
+  /// A_gℓ): Φ_h = c_h (diag A_h − A_h A_hᵀ) and Σ (D_a − a aᵀ)∘(D_b − b bᵀ) = Σ ab − Σ ab (a + b) + (Σ ab)².
+  template <class T>
+  [[gnu::always_inline]] static T gram_from_sums(const T& ab, const T& cross) {
+    return ab - cross + ab * ab;
+  }
   template <class T, class Sz>
   static void jacobian(const Sz& sz, const T* A, const T* /*a*/, const double* c, const T* v, T* out) {
     const int H = sz.H, L = sz.L;
@@ -57,22 +70,21 @@ struct SoftmaxPolicy {
       const T* Ah = A + h * L;
       T mean = lane_constant<T>(0.0);
       for (int l = 0; l < L; ++l) mean += Ah[l] * v[l];
-      for (int l = 0; l < L; ++l) out[h * L + l] = c[h] * Ah[l] * (v[l] - mean);
+      for (int l = 0; l < L; ++l) out[h * L + l] = c[h] * centred(Ah[l], v[l], mean);
     }
   }
   template <class T, class Sz>
   static T jacobian_gram(const Sz& sz, int h, int g, const T* A, const T* /*a*/, const double* c) {
     const int L = sz.L;
-    // Φ_h = c_h (diag A_h − A_h A_hᵀ): Σ (D_a − a aᵀ)∘(D_b − b bᵀ) = Σ a b (1 − a − b) + (a·b)².
     const T* Ah = A + h * L;
     const T* Ag = A + g * L;
     T ab = lane_constant<T>(0.0), cross = lane_constant<T>(0.0);
     for (int l = 0; l < L; ++l) {
       const T xy = Ah[l] * Ag[l];
       ab += xy;
-      cross += xy * (1.0 - Ah[l] - Ag[l]);
+      cross += xy * (Ah[l] + Ag[l]);
     }
-    return (c[h] * c[g]) * (cross + ab * ab);
+    return (c[h] * c[g]) * gram_from_sums(ab, cross);
   }
   template <class T, class Sz>
   static T phi(const Sz& sz, int h, int l, int lp, const T* A, const T* /*a*/, const double* c) {
