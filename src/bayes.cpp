@@ -69,7 +69,7 @@ BayesQuadratureSize bayes_quadrature_size(const Prior& prior) {
 
 double bayes_error_quadrature(const Prior& prior, int L, double noise, const std::atomic<bool>* stop) {
   if (prior.F() != 1)
-    throw UsageError(fmt::format("--method: quadrature needs F = 1 (one signal strength), got F = {}", prior.F()));
+    throw ParameterError("method", fmt::format("quadrature needs F = 1 (one signal strength), got F = {}", prior.F()));
   const double reach = quadrature_reach(prior);
   const double hl = kNodeStep;
   // log w(λ_i) and log(φ(λ_i) h): the weights enter in log space, as φ h underflows to 0 far

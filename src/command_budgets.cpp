@@ -25,13 +25,13 @@ int columns(const ModelSpec& m, int F) {
 double parallel_runs(double runs) { return std::min(runs, static_cast<double>(std::max(1, omp_get_max_threads()))); }
 
 // SGD runs of `D` dimensions: the records, and for dense tokens each thread's current L
-// tokens, H keys, F latent directions and (B > 1) the batch's H gradients in R^D. One step
-// per sample, t = n/D.
+// tokens, H keys and (B > 1) the batch's H gradients in R^D (the latent directions are the
+// first F coordinates, not stored). One step per sample, t = n/D.
 RunBudget sgd_budget(double runs, double T, double record_every, double D, bool dense, const ModelSpec& m, int F) {
   RunBudget b;
   const double rows = runs * record_count(T, record_every);
   b.bytes = records_bytes(rows, columns(m, F));
-  if (dense) b.bytes += parallel_runs(runs) * D * (m.L + m.H + F + (m.batch > 1 ? m.H : 0)) * 8.0;
+  if (dense) b.bytes += parallel_runs(runs) * D * (m.L + m.H + (m.batch > 1 ? m.H : 0)) * 8.0;
   b.steps = runs * T * D;
   b.what = fmt::format("{:.3g} runs × {:.3g} records, {:.3g} steps each at D = {:.3g}", runs,
                        record_count(T, record_every), T * D, D);

@@ -36,7 +36,7 @@ std::string check_times_and_factors(const std::vector<std::pair<double, double>>
 
 // Rows "t g": blank-, tab- or comma-separated, '#' starts a comment.
 std::vector<std::pair<double, double>> read_table(const std::string& path, const std::string& flag) {
-  std::istringstream in(read_input_file(path, "--" + flag, kMaxTableBytes));
+  std::istringstream in(read_input_file(path, flag, kMaxTableBytes));
   std::vector<std::pair<double, double>> points;
   std::string line;
   for (int row = 1; std::getline(in, line); ++row) {

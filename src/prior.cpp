@@ -15,10 +15,10 @@ namespace headspec {
 namespace {
 
 void check_nu(const Eigen::VectorXd& nu) {
-  if (nu.size() < 1) throw UsageError("--nu: at least one signal strength is needed");
+  if (nu.size() < 1) throw ParameterError("nu", "at least one signal strength is needed");
   for (Eigen::Index f = 0; f < nu.size(); ++f)
     if (!(nu[f] >= 0) || !std::isfinite(nu[f]))
-      throw UsageError(fmt::format("--nu: signal strength {} must be finite and >= 0", nu[f]));
+      throw ParameterError("nu", fmt::format("signal strength {} must be finite and >= 0", nu[f]));
 }
 
 // log cosh x without overflow.
@@ -61,7 +61,7 @@ Prior Prior::gauss(const Eigen::VectorXd& nu) {
 
 Prior Prior::spike(const Eigen::VectorXd& nu) {
   check_nu(nu);
-  if (!std::isfinite(nu.sum())) throw UsageError("--nu: the sum of the signal strengths |θ|² overflows");
+  if (!std::isfinite(nu.sum())) throw ParameterError("nu", "the sum of the signal strengths |θ|² overflows");
   Prior p = mixture(nu.array().sqrt().matrix().transpose(), Eigen::VectorXd::Ones(1));
   p.kind_ = PriorKind::Spike;
   p.name_ = "spike";
@@ -71,12 +71,12 @@ Prior Prior::spike(const Eigen::VectorXd& nu) {
 
 Prior Prior::mixture(const Eigen::MatrixXd& atoms, const Eigen::VectorXd& weights) {
   if (atoms.rows() < 1 || atoms.cols() < 1 || weights.size() != atoms.rows())
-    throw UsageError("--prior mixture: at least one atom with at least one component is needed");
+    throw ParameterError("prior", "mixture: at least one atom with at least one component is needed");
   if (!atoms.allFinite() || !weights.allFinite() || (weights.array() <= 0).any())
-    throw UsageError("--prior mixture: weights must be positive and atoms finite");
+    throw ParameterError("prior", "mixture: weights must be positive and atoms finite");
   // Finite entries can still overflow the weights' sum, θ_f² in ν_f = Σ_a π_a θ_af²
   // (docs/model.md §2) or |θ^a|² in log w(λ) (docs/model.md §8); each would turn into NaN later.
-  if (!std::isfinite(weights.sum())) throw UsageError("--prior mixture: the sum of the weights overflows");
+  if (!std::isfinite(weights.sum())) throw ParameterError("prior", "mixture: the sum of the weights overflows");
   Prior p;
   p.kind_ = PriorKind::Mixture;
   p.name_ = "mixture";
@@ -86,7 +86,7 @@ Prior Prior::mixture(const Eigen::MatrixXd& atoms, const Eigen::VectorXd& weight
   p.log_weights_ = p.weights_.array().log();
   p.half_norm2_ = 0.5 * p.atoms_.rowwise().squaredNorm();
   if (!p.nu_.allFinite() || !p.half_norm2_.allFinite())
-    throw UsageError("--prior mixture: an atom's |θ|² overflows");
+    throw ParameterError("prior", "mixture: an atom's |θ|² overflows");
   p.cumulative_.resize(p.weights_.size());
   double acc = 0;
   for (Eigen::Index a = 0; a < p.weights_.size(); ++a) p.cumulative_[a] = acc += p.weights_[a];
@@ -96,7 +96,7 @@ Prior Prior::mixture(const Eigen::MatrixXd& atoms, const Eigen::VectorXd& weight
 
 Prior Prior::mixture_file(const std::string& path) {
   // A mixture of 10^6 atoms in a few dimensions is ~ 50 MB of text.
-  std::istringstream in(read_input_file(path, "--prior mixture", std::size_t(1) << 26));
+  std::istringstream in(read_input_file(path, "prior", std::size_t(1) << 26, "mixture"));
   Prior p = mixture_stream(in, path);
   p.name_ = "mixture:" + path;
   return p;
@@ -120,19 +120,19 @@ Prior Prior::mixture_stream(std::istream& in, const std::string& source) {
         used = 0;
       }
       if (used != token.size() || !std::isfinite(v))
-        throw UsageError(fmt::format("--prior mixture: {}:{}: '{}' is not a finite number", source, lineno, token));
+        throw ParameterError("prior", fmt::format("mixture: {}:{}: '{}' is not a finite number", source, lineno, token));
       row.push_back(v);
     }
     if (row.size() < 2)
-      throw UsageError(fmt::format("--prior mixture: {}:{}: expected a weight then θ_1 … θ_F", source, lineno));
+      throw ParameterError("prior", fmt::format("mixture: {}:{}: expected a weight then θ_1 … θ_F", source, lineno));
     if (!rows.empty() && row.size() != rows.front().size())
-      throw UsageError(fmt::format("--prior mixture: {}:{}: {} components, earlier lines have {}", source, lineno,
+      throw ParameterError("prior", fmt::format("mixture: {}:{}: {} components, earlier lines have {}", source, lineno,
                                    row.size() - 1, rows.front().size() - 1));
     if (!(row[0] > 0))
-      throw UsageError(fmt::format("--prior mixture: {}:{}: weight {} must be positive", source, lineno, row[0]));
+      throw ParameterError("prior", fmt::format("mixture: {}:{}: weight {} must be positive", source, lineno, row[0]));
     rows.push_back(std::move(row));
   }
-  if (rows.empty()) throw UsageError(fmt::format("--prior mixture: {}: no atoms", source));
+  if (rows.empty()) throw ParameterError("prior", fmt::format("mixture: {}: no atoms", source));
   Eigen::MatrixXd atoms(rows.size(), rows.front().size() - 1);
   Eigen::VectorXd weights(rows.size());
   for (std::size_t a = 0; a < rows.size(); ++a) {
@@ -147,7 +147,7 @@ Prior Prior::parse(const std::string& spec, const Eigen::VectorXd& nu) {
   if (spec == "gauss") return gauss(nu);
   if (spec == "spike") return spike(nu);
   if (spec.rfind("mixture:", 0) == 0 && spec.size() > 8) return mixture_file(spec.substr(8));
-  throw UsageError(fmt::format("--prior: unknown prior '{}' (flip, gauss, spike, mixture:FILE)", spec));
+  throw ParameterError("prior", fmt::format("unknown prior '{}' (flip, gauss, spike, mixture:FILE)", spec));
 }
 
 Eigen::VectorXd Prior::mean() const {

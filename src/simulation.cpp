@@ -13,9 +13,9 @@ namespace headspec {
 void SimulationSpec::validate() const {
   check_horizon(T, record_every);
   check_runs(seed, runs);
-  if (test_samples < 1) throw UsageError(fmt::format("--test-samples: must be at least 1, got {}", test_samples));
+  if (test_samples < 1) throw ParameterError("test-samples", fmt::format("must be at least 1, got {}", test_samples));
   if (!(std::isfinite(stop_when_specialised) && stop_when_specialised >= 0))
-    throw UsageError(fmt::format("--delta: must be > 0, got {}", stop_when_specialised));
+    throw ParameterError("delta", fmt::format("must be > 0, got {}", stop_when_specialised));
 }
 
 int64_t SimulationSpec::records() const { return static_cast<int64_t>(std::floor(T / record_every + 1e-9)); }

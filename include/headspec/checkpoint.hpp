@@ -41,7 +41,7 @@ class StateWriter {
 };
 
 /// Reads what StateWriter wrote; every read checks the remaining length and throws
-/// UsageError("--resume: …") rather than read past the end.
+/// ParameterError("resume", "…") rather than read past the end.
 class StateReader {
  public:
   explicit StateReader(std::string_view bytes) : bytes_(bytes) {}

@@ -7,8 +7,10 @@
 
 namespace headspec {
 
-/// The whole content of path. Throws UsageError("<flag>: …") naming the file if it is
-/// missing, unreadable, not a regular file, or larger than max_bytes.
-std::string read_input_file(const std::string& path, const std::string& flag, std::size_t max_bytes);
+/// The whole content of path. Throws ParameterError(parameter, "<what>: …") naming the file
+/// (UsageError("<what>: …") if no parameter names it) if it is missing, unreadable, not a
+/// regular file, or larger than max_bytes.
+std::string read_input_file(const std::string& path, const std::string& parameter, std::size_t max_bytes,
+                            const std::string& what = "");
 
 }  // namespace headspec

@@ -15,14 +15,14 @@ namespace headspec {
 template <class E, std::size_t N>
 struct NameTable {
   std::array<std::pair<E, const char*>, N> entries;
-  const char* flag;  ///< the flag that takes these names, e.g. "--readout"
+  const char* flag;  ///< the flag that takes these names, e.g. "--readout" (ParameterError: "readout")
   const char* what;  ///< what a name names, e.g. "readout"
 
-  /// The value named `name`; throws UsageError naming the flag and listing every name.
+  /// The value named `name`; throws ParameterError naming the flag and listing every name.
   E parse(const std::string& name) const {
     for (const auto& [value, known] : entries)
       if (name == known) return value;
-    throw UsageError(fmt::format("{}: unknown {} '{}' ({})", flag, what, name, names(", ")));
+    throw ParameterError(flag + 2, fmt::format("unknown {} '{}' ({})", what, name, names(", ")));
   }
   const char* name(E value) const {
     for (const auto& [known, text] : entries)

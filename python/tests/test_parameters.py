@@ -151,3 +151,25 @@ def test_a_raised_limit_lets_the_call_run():
     with pytest.raises(ValueError, match="max_steps"):
         headspec.simulate(engine="gram", D=10 ** 6, T=2, max_steps=10 ** 5)
     assert headspec.simulate(engine="gram", D=1000, T=1, record_every=0.5, max_steps=10 ** 5).loss.size == 3
+
+
+@pytest.mark.parametrize("call,keyword", [
+    (lambda: headspec.theory(T=0.1, prior="nope"), "prior"),
+    (lambda: headspec.simulate(T=0.1, prior="mixture:/absent/atoms.txt"), "prior"),
+    (lambda: headspec.simulate(engine="gram", T=0.1, activation="relu"), "activation"),
+    (lambda: headspec.theory(T=0.1, readout="x"), "readout"),
+    (lambda: headspec.theory(T=0.1, integrator="foo"), "integrator"),
+    (lambda: headspec.theory(T=0.1, mc_method="x"), "mc_method"),
+    (lambda: headspec.theory(T=1, dt=0.3, record_every=1.0), "record_every"),
+    (lambda: headspec.theory(T=1, mc_resample=True, integrator="rk4"), "integrator"),
+    (lambda: headspec.bayes(method="quadrature", prior="flip", nu=[2, 2]), "method"),
+    (lambda: headspec.linearise(H=1), "H"),
+    (lambda: headspec.simulate(engine="gram", T=0.1, lr_schedule="table:/absent/t.txt"), "lr_schedule"),
+], ids=["prior", "mixture-file", "activation", "readout", "integrator", "mc-method", "record-every",
+        "resample-rk4", "quadrature-F", "linearise-H", "schedule-table"])
+def test_library_checks_name_the_keyword(call, keyword):
+    """The checks made inside the library (names, files, cross-field rules) name the Python
+    keyword, not the CLI's flag, as the checks of the flags themselves do."""
+    with pytest.raises(ValueError, match=f"^keyword {keyword}=: ") as err:
+        call()
+    assert err.value.parameter == keyword

@@ -28,7 +28,7 @@ Slot read(const std::string& bytes) {
   Slot slot;
   const uint64_t kind = in.u64();
   if (kind != static_cast<uint64_t>(Kind::InProgress) && kind != static_cast<uint64_t>(Kind::Finished))
-    throw UsageError("--resume: the checkpoint holds an invalid run");
+    throw ParameterError("resume", "the checkpoint holds an invalid run");
   slot.kind = static_cast<Kind>(kind);
   slot.trajectory.records = in.records();
   if (slot.kind == Kind::Finished) {

@@ -27,7 +27,7 @@ TheoryOptions covariance_samples(int64_t samples, uint32_t seed) {
 TheoryDiffusion::TheoryDiffusion(const ModelSpec& model, int64_t samples, uint32_t seed, ValueChannel drift_channel,
                                  double D)
     : engine_(model, covariance_samples(samples, seed)), drift_channel_(drift_channel), D_(D) {
-  if (!(std::isfinite(D) && D > 0)) throw UsageError(fmt::format("--init-D: the stochastic theory needs D > 0, got {}", D));
+  if (!(std::isfinite(D) && D > 0)) throw ParameterError("init-D", fmt::format("the stochastic theory needs D > 0, got {}", D));
 }
 
 Eigen::MatrixXd TheoryDiffusion::covariance(const double* x, double t) const {

@@ -53,34 +53,33 @@ double IntegrationSpec::last_record_time() const {
 }
 
 void IntegrationSpec::validate(MonteCarloMode mode) const {
-  if (!(std::isfinite(dt) && dt > 0)) throw UsageError(fmt::format("--dt: must be > 0, got {}", dt));
+  if (!(std::isfinite(dt) && dt > 0)) throw ParameterError("dt", fmt::format("must be > 0, got {}", dt));
   if (!(std::isfinite(until_converged) && until_converged >= 0))
-    throw UsageError(fmt::format("--until-converged: must be > 0, got {}", until_converged));
+    throw ParameterError("until-converged", fmt::format("must be > 0, got {}", until_converged));
   if (!(std::isfinite(until_error_settled) && until_error_settled >= 0))
-    throw UsageError(fmt::format("--until-error-settled: must be > 0, got {}", until_error_settled));
+    throw ParameterError("until-error-settled", fmt::format("must be > 0, got {}", until_error_settled));
   if (!(std::isfinite(error_window) && error_window > 0))
-    throw UsageError(fmt::format("--error-window: must be > 0, got {}", error_window));
+    throw ParameterError("error-window", fmt::format("must be > 0, got {}", error_window));
   if (until_error_settled > 0) {
     const int64_t m = records_per_quarter_window();
     if (m < 1 || std::abs(static_cast<double>(4 * m) * record_every - error_window) > 1e-9 * error_window)
-      throw UsageError(fmt::format(
-          "--error-window: {} is not a whole multiple of 4 record intervals (--record-every {})", error_window,
-          record_every));
+      throw ParameterError("error-window", fmt::format("{} is not a whole multiple of 4 record intervals (--record-every {})",
+                                                       error_window, record_every));
   }
   if (!(std::isfinite(stop_when_specialised) && stop_when_specialised >= 0))
-    throw UsageError(fmt::format("--delta: must be > 0, got {}", stop_when_specialised));
+    throw ParameterError("delta", fmt::format("must be > 0, got {}", stop_when_specialised));
   if (finite_D > 0 && method == Integrator::Dopri5)
-    throw UsageError("--integrator: dopri5 is not a stepper of the stochastic theory (--sde); use rk4, heun or euler");
+    throw ParameterError("integrator", "dopri5 is not a stepper of the stochastic theory (--sde); use rk4, heun or euler");
   if (finite_D > 0 && mode == MonteCarloMode::Resample)
-    throw UsageError("--mc-resample: not with --sde (the stochastic theory's drift and Σ use fixed samples)");
+    throw ParameterError("mc-resample", "not with --sde (the stochastic theory's drift and Σ use fixed samples)");
   if (mode == MonteCarloMode::Resample && (method == Integrator::RK4 || method == Integrator::Dopri5))
-    throw UsageError(fmt::format(
-        "--integrator: {} needs a smooth right-hand side; with --mc-resample use euler or heun", to_string(method)));
+    throw ParameterError("integrator", fmt::format("{} needs a smooth right-hand side; with --mc-resample use euler or heun",
+                                                   to_string(method)));
   if (method != Integrator::Dopri5) {
     const int64_t k = steps_per_record();
     if (k < 1 || std::abs(static_cast<double>(k) * dt - record_every) > 1e-9 * record_every)
-      throw UsageError(fmt::format("--record-every: {} is not a whole number of steps --dt {}", record_every, dt));
-    if (T / dt > 1e9) throw UsageError(fmt::format("--dt: more than 10^9 steps up to T = {}", T));
+      throw ParameterError("record-every", fmt::format("{} is not a whole number of steps --dt {}", record_every, dt));
+    if (T / dt > 1e9) throw ParameterError("dt", fmt::format("more than 10^9 steps up to T = {}", T));
   }
 }
 
@@ -221,7 +220,7 @@ int64_t resume_fixed_step(TheoryRun& run, OdeState& x, int64_t n_steps) {
   const int64_t k = in.i64();
   run.system.set_evaluations(in.i64());
   in.expect_end();
-  if (k < 0 || k > n_steps) throw UsageError("--resume: the checkpoint holds an invalid run");
+  if (k < 0 || k > n_steps) throw ParameterError("resume", "the checkpoint holds an invalid run");
   return k;
 }
 
@@ -364,7 +363,7 @@ class Dopri5Integration {
     run_.system.set_evaluations(in.i64());
     steps_since_record_ = in.at_end() ? 0 : in.i64();  // older checkpoints lack it: counted from 0
     in.expect_end();
-    if (next_ == 0 || next_ >= times_.size()) throw UsageError("--resume: the checkpoint holds an invalid run");
+    if (next_ == 0 || next_ >= times_.size()) throw ParameterError("resume", "the checkpoint holds an invalid run");
     stepper_.initialize(x_, t, dt);
     fresh_derivative_ = true;
     const double every = run_.saver.every();
@@ -405,7 +404,7 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
     case Integrator::Heun: fixed_step(ode::make_heun()); break;
     case Integrator::RK4: fixed_step(ode::RungeKutta4()); break;
     case Integrator::Dopri5:
-      if (diffusion) throw UsageError("--integrator: dopri5 is not a stepper of the stochastic theory");
+      if (diffusion) throw ParameterError("integrator", "dopri5 is not a stepper of the stochastic theory");
       Dopri5Integration(run, x).run();
       break;
   }

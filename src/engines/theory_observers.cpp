@@ -93,7 +93,7 @@ void StopRules::diverge(double t) {
 
 run_slot::Slot expect_in_progress(const std::string& bytes) {
   run_slot::Slot slot = run_slot::read(bytes);
-  if (slot.kind != run_slot::Kind::InProgress) throw UsageError("--resume: the checkpoint holds an invalid run");
+  if (slot.kind != run_slot::Kind::InProgress) throw ParameterError("resume", "the checkpoint holds an invalid run");
   return slot;
 }
 

@@ -21,7 +21,7 @@ static_assert(std::endian::native == std::endian::little, "checkpoints store lit
 
 namespace {
 
-[[noreturn]] void corrupt(const std::string& why) { throw UsageError("--resume: " + why); }
+[[noreturn]] void corrupt(const std::string& why) { throw ParameterError("resume", why); }
 
 constexpr std::string_view kMagic = "headspec checkpoint\n";
 
@@ -206,7 +206,7 @@ bool is_checkpoint_file(const std::string& path) {
 
 std::string decode_checkpoint(const std::string& path, const nlohmann::json& params) {
   // The largest checkpoints (dense runs at D = 10^7) are a few GB; a larger file is not ours.
-  const std::string file = read_input_file(path, "--resume", std::size_t(1) << 36);
+  const std::string file = read_input_file(path, "resume", std::size_t(1) << 36);
   const std::string_view view(file);
   if (!view.starts_with(kMagic)) corrupt(fmt::format("'{}' is not a headspec checkpoint", path));
   std::size_t pos = kMagic.size();

@@ -23,19 +23,27 @@ struct OpenFile {
   }
 };
 
+// The refusal: naming the parameter (the CLI's flag, Python's keyword) where one names the
+// file, else `what`.
+[[noreturn]] void refuse(const std::string& parameter, const std::string& what, const std::string& reason) {
+  if (parameter.empty()) throw UsageError(what + ": " + reason);
+  throw ParameterError(parameter, what.empty() ? reason : what + ": " + reason);
+}
+
 }  // namespace
 
-std::string read_input_file(const std::string& path, const std::string& flag, std::size_t max_bytes) {
+std::string read_input_file(const std::string& path, const std::string& parameter, std::size_t max_bytes,
+                            const std::string& what) {
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever before fstat
   // could say what it is.
   const OpenFile file{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
   const int fd = file.fd;
-  if (fd < 0) throw UsageError(fmt::format("{}: cannot read '{}': {}", flag, path, std::strerror(errno)));
+  if (fd < 0) refuse(parameter, what, fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-    throw UsageError(fmt::format("{}: '{}' is not a regular file", flag, path));
+    refuse(parameter, what, fmt::format("'{}' is not a regular file", path));
   if (static_cast<std::size_t>(st.st_size) > max_bytes)
-    throw UsageError(fmt::format("{}: '{}' has {} bytes, more than the {} an input of this kind may have", flag, path,
+    refuse(parameter, what, fmt::format("'{}' has {} bytes, more than the {} an input of this kind may have", path,
                                  st.st_size, max_bytes));
   std::string content(static_cast<std::size_t>(st.st_size), '\0');
   std::size_t done = 0;
@@ -44,11 +52,11 @@ std::string read_input_file(const std::string& path, const std::string& flag, st
     if (done == content.size()) content.resize(content.size() + 1);
     const ssize_t n = ::read(fd, content.data() + done, content.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw UsageError(fmt::format("{}: cannot read '{}': {}", flag, path, std::strerror(errno)));
+    if (n < 0) refuse(parameter, what, fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
     if (n == 0) break;
     done += static_cast<std::size_t>(n);
     if (done > max_bytes)
-      throw UsageError(fmt::format("{}: '{}' grew past {} bytes while being read", flag, path, max_bytes));
+      refuse(parameter, what, fmt::format("'{}' grew past {} bytes while being read", path, max_bytes));
   }
   content.resize(done);
   return content;

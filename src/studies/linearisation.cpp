@@ -43,7 +43,7 @@ double max_abs_free(const std::vector<double>& v, const std::vector<std::size_t>
 
 int linearisation_direction(int direction, const ModelSpec& model) {
   if (direction < 0 || direction > model.F())
-    throw UsageError(fmt::format("--direction: must be in 1 … F = {}, got {}", model.F(), direction));
+    throw ParameterError("direction", fmt::format("must be in 1 … F = {}, got {}", model.F(), direction));
   return direction - 1;
 }
 
@@ -55,7 +55,7 @@ SymmetrisedTheory::SymmetrisedTheory(const ModelSpec& model, const TheoryOptions
   double group = std::ldexp(1.0, static_cast<int>(flipped_.size()));
   for (int h = 2; h <= H; ++h) group *= h;
   if (group > 1024)
-    throw UsageError(fmt::format("--H: the symmetry group ({} head permutations × {} sign flips) has more than 1024 "
+    throw ParameterError("H", fmt::format("the symmetry group ({} head permutations × {} sign flips) has more than 1024 "
                                  "elements; use fewer heads",
                                  std::tgamma(H + 1.0), std::ldexp(1.0, static_cast<int>(flipped_.size()))));
   std::vector<int> perm(H);
@@ -147,23 +147,23 @@ std::string SymmetrisedTheory::coordinate_name(std::size_t i) const {
 
 void LinearisationSpec::validate(const ModelSpec& model) const {
   model.validate();
-  if (mc < 256) throw UsageError(fmt::format("--mc: must be at least 256, got {}", mc));
-  if (!(std::isfinite(dt) && dt > 0)) throw UsageError(fmt::format("--dt: must be > 0, got {}", dt));
-  if (!(std::isfinite(T_max) && T_max > 0)) throw UsageError(fmt::format("--T-max: must be > 0, got {}", T_max));
-  if (T_max / dt > 1e8) throw UsageError(fmt::format("--dt: more than 10^8 steps up to --T-max {}", T_max));
-  if (!(std::isfinite(settle) && settle > 0)) throw UsageError(fmt::format("--settle: must be > 0, got {}", settle));
+  if (mc < 256) throw ParameterError("mc", fmt::format("must be at least 256, got {}", mc));
+  if (!(std::isfinite(dt) && dt > 0)) throw ParameterError("dt", fmt::format("must be > 0, got {}", dt));
+  if (!(std::isfinite(T_max) && T_max > 0)) throw ParameterError("T-max", fmt::format("must be > 0, got {}", T_max));
+  if (T_max / dt > 1e8) throw ParameterError("dt", fmt::format("more than 10^8 steps up to --T-max {}", T_max));
+  if (!(std::isfinite(settle) && settle > 0)) throw ParameterError("settle", fmt::format("must be > 0, got {}", settle));
   if (newton_iterations < 0)
-    throw UsageError(fmt::format("--newton-iterations: must be ≥ 0, got {}", newton_iterations));
+    throw ParameterError("newton-iterations", fmt::format("must be ≥ 0, got {}", newton_iterations));
   if (approach_mc != 0 && approach_mc < 256)
-    throw UsageError(fmt::format("--approach-mc: must be 0 (same as --mc) or at least 256, got {}", approach_mc));
+    throw ParameterError("approach-mc", fmt::format("must be 0 (same as --mc) or at least 256, got {}", approach_mc));
   if (!(std::isfinite(fd_step) && fd_step > 0 && fd_step <= 0.1))
-    throw UsageError(fmt::format("--fd-step: must be in (0, 0.1], got {}", fd_step));
-  if (model.H < 2) throw UsageError("--H: the spread of the heads needs at least 2 heads");
+    throw ParameterError("fd-step", fmt::format("must be in (0, 0.1], got {}", fd_step));
+  if (model.H < 2) throw ParameterError("H", "the spread of the heads needs at least 2 heads");
   const std::vector<int> sym = symmetric_directions_of(model.prior);
   if (sym.empty())
-    throw UsageError("--prior: no direction whose sign the prior leaves invariant (use flip with F ≥ 2, or gauss)");
+    throw ParameterError("prior", "no direction whose sign the prior leaves invariant (use flip with F ≥ 2, or gauss)");
   if (direction >= 0 && std::find(sym.begin(), sym.end(), direction) == sym.end())
-    throw UsageError(fmt::format("--direction: {} is not a symmetric direction of the prior (flip: 2 … F)",
+    throw ParameterError("direction", fmt::format("{} is not a symmetric direction of the prior (flip: 2 … F)",
                                  direction + 1));
 }
 
@@ -379,12 +379,12 @@ LinearisationResult linearise(const ModelSpec& model, const LinearisationSpec& s
 GrowthCheck growth_check(const ModelSpec& model, const LinearisationSpec& spec, const LinearisationResult& lin,
                          double epsilon, double T, double record_every) {
   if (!(std::isfinite(epsilon) && epsilon > 0 && epsilon < 0.1))
-    throw UsageError(fmt::format("--growth-epsilon: must be in (0, 0.1), got {}", epsilon));
+    throw ParameterError("growth-epsilon", fmt::format("must be in (0, 0.1), got {}", epsilon));
   if (!(std::isfinite(T) && T >= 4 * record_every))
-    throw UsageError(fmt::format("--growth-T: must be at least 4 record intervals, got {}", T));
+    throw ParameterError("growth-T", fmt::format("must be at least 4 record intervals, got {}", T));
   const int64_t per_record = std::llround(record_every / spec.dt);
   if (per_record < 1 || std::abs(static_cast<double>(per_record) * spec.dt - record_every) > 1e-9 * record_every)
-    throw UsageError(fmt::format("--record-every: {} is not a whole number of steps --dt {}", record_every, spec.dt));
+    throw ParameterError("record-every", fmt::format("{} is not a whole number of steps --dt {}", record_every, spec.dt));
   const TheoryOptions mc = spec.theory_options();
   const SymmetrisedTheory theory(model, mc, spec.stop);
   const StateLayout& lay = theory.layout();
@@ -432,10 +432,10 @@ SpreadGrowth spread_growth_along(const ModelSpec& model, const LinearisationSpec
                                  double record_every) {
   const int64_t per_record = std::llround(record_every / spec.dt);
   if (per_record < 1 || std::abs(static_cast<double>(per_record) * spec.dt - record_every) > 1e-9 * record_every)
-    throw UsageError(fmt::format("--along-every: {} is not a whole number of steps --dt {}", record_every, spec.dt));
+    throw ParameterError("along-every", fmt::format("{} is not a whole number of steps --dt {}", record_every, spec.dt));
   if (!(std::isfinite(T) && T >= record_every))
-    throw UsageError(fmt::format("--along: must be at least one record interval, got {}", T));
-  if (model.H != 2) throw UsageError("--along: the one-dimensional spread sector needs --H 2");
+    throw ParameterError("along", fmt::format("must be at least one record interval, got {}", T));
+  if (model.H != 2) throw ParameterError("along", "the one-dimensional spread sector needs --H 2");
   const TheoryOptions mc = spec.theory_options();
   const SymmetrisedTheory theory(model, mc, spec.stop);
   const StateLayout& lay = theory.layout();
@@ -480,7 +480,7 @@ SpreadGrowth spread_growth_along(const ModelSpec& model, const LinearisationSpec
 
 double threshold_time(const ModelSpec& model, const LinearisationSpec& spec, int direction, double s0, double delta) {
   if (!(std::isfinite(s0) && s0 > 0 && s0 < delta))
-    throw UsageError(fmt::format("--predict-s0: must be in (0, δ = {}), got {}", delta, s0));
+    throw ParameterError("predict-s0", fmt::format("must be in (0, δ = {}), got {}", delta, s0));
   const TheoryOptions mc = spec.theory_options();
   const SymmetrisedTheory theory(model, mc, spec.stop);
   const StateLayout& lay = theory.layout();

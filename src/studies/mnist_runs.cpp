@@ -15,14 +15,14 @@ namespace headspec {
 
 void check_mnist_flags(const ModelSpec& model, int test_samples, int64_t split_seed, double train_fraction,
                        double delta) {
-  if (test_samples < 1) throw UsageError(fmt::format("--test-samples: must be at least 1, got {}", test_samples));
+  if (test_samples < 1) throw ParameterError("test-samples", fmt::format("must be at least 1, got {}", test_samples));
   if (split_seed < 0 || split_seed > 0xFFFFFFFFLL)
-    throw UsageError(fmt::format("--split-seed: must be in [0, 2^32), got {}", split_seed));
+    throw ParameterError("split-seed", fmt::format("must be in [0, 2^32), got {}", split_seed));
   if (!(train_fraction > 0 && train_fraction < 1))
-    throw UsageError(fmt::format("--train-fraction: must be in (0, 1), got {}", train_fraction));
-  if (!(std::isfinite(delta) && delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", delta));
+    throw ParameterError("train-fraction", fmt::format("must be in (0, 1), got {}", train_fraction));
+  if (!(std::isfinite(delta) && delta > 0)) throw ParameterError("delta", fmt::format("must be > 0, got {}", delta));
   if (static_cast<int64_t>(model.batch) * (model.L + 1) >= (1LL << 31))
-    throw UsageError("--batch: batch × (L + 1) must stay below 2^31");
+    throw ParameterError("batch", "batch × (L + 1) must stay below 2^31");
 }
 
 std::vector<MnistRun> run_mnist(const MnistTask& task, const ModelSpec& model, const MnistStudySpec& spec,

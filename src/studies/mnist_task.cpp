@@ -13,7 +13,7 @@ namespace headspec {
 
 MnistSplit split_mnist(const MnistDigits& digits, double train_fraction, uint32_t seed) {
   if (!(train_fraction > 0 && train_fraction < 1))
-    throw UsageError(fmt::format("--train-fraction: must be in (0, 1), got {}", train_fraction));
+    throw ParameterError("train-fraction", fmt::format("must be in (0, 1), got {}", train_fraction));
   MnistSplit split;
   int first = 0;
   for (int c = 0; c < kMnistClasses; ++c) {

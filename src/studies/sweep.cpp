@@ -291,7 +291,7 @@ std::optional<Trajectory> SweepWorkDir::load(const std::string& key, std::string
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
   const std::string expected = std::string(kTaskHeader) + key + "\nsha256 ";
   try {
-    const std::string text = read_input_file(path, "--work-dir", kMaxTaskFileBytes);
+    const std::string text = read_input_file(path, "work-dir", kMaxTaskFileBytes);
     if (text.compare(0, expected.size(), expected) != 0)
       throw std::runtime_error("holds another task's key or another format");
     const std::size_t eol = text.find('\n', expected.size());
