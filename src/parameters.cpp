@@ -56,7 +56,8 @@ const ParameterTable<ModelSettings>& model_parameters() {
   using M = ModelSettings;
   static const ParameterTable<M> table = {
       parameter<M>("prior", &M::prior, "prior on θ: flip | gauss | spike | mixture:FILE"),
-      parameter<M>("nu", &M::nu, "signal strengths ν_f, comma-separated; F is their count", kShowDefault | kNumbersText),
+      parameter<M>("nu", &M::nu, "signal strengths ν_f, comma-separated; F is their count",
+                   kShowDefault | kNumbersText | kCommasInValue),
       parameter<M>("L", &M::L, "sequence length"),
       parameter<M>("H", &M::H, "number of heads"),
       parameter<M>("activation", &M::activation, activation_names(" | ")),
@@ -66,7 +67,8 @@ const ParameterTable<ModelSettings>& model_parameters() {
       parameter<M>("lr-schedule", &M::lr_schedule,
                    "factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P "
                    "((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between "
-                   "them; docs/model.md §4)"),
+                   "them; docs/model.md §4)",
+                   kShowDefault | kCommasInValue),
       parameter<M>("batch", &M::batch, "mini-batch size B"),
       parameter<M>("noise", &M::noise, "label noise variance Δ"),
       parameter<M>("q0", &M::q0, "initial key variance"),

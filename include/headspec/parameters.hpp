@@ -25,6 +25,9 @@ enum ParameterFlag : unsigned {
   kCliOnly = 1u << 1,      ///< where output goes or how a run resumes: no Python keyword
   kRequired = 1u << 2,     ///< no default: must be given
   kNumbersText = 1u << 3,  ///< text of comma-separated numbers (Python also takes a number or a list)
+  /// One value may hold commas (ν's list, a schedule's arguments): a sweep grid separates
+  /// its values by '|' alone.
+  kCommasInValue = 1u << 4,
 };
 
 /// A check of a numeric parameter: empty when fine, else what is wrong ("must be > 0, got 0").

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <set>
 #include <stdexcept>
+#include <variant>
 
 #include "headspec/errors.hpp"
 #include "headspec/input_file.hpp"
@@ -60,6 +61,25 @@ void apply(const std::string& key, const std::string& value, ModelSettings& m, i
   throw ParameterError("grid", fmt::format("unknown key '{}'", key));
 }
 
+// How a grid axis splits its values, from the key's parameter: a value with commas inside
+// (kCommasInValue) is separated by '|' alone; "a:b" is an integer range for numbers (D, the
+// numeric flags, ν's numbers text), a part of the value for other text ("mixture:FILE",
+// "power:T0,P").
+struct GridValueRules {
+  bool commas_inside = false;
+  bool colon_is_range = true;
+};
+
+GridValueRules rules_of(const std::string& key) {
+  for (const auto& p : model_parameters())
+    if (p.name == key) {
+      ModelSettings m;
+      const bool text = std::holds_alternative<std::string*>(p.field(m));
+      return {(p.flags & kCommasInValue) != 0, !text || (p.flags & kNumbersText) != 0};
+    }
+  return {};  // D
+}
+
 }  // namespace
 
 std::vector<std::string> grid_keys(bool with_D) {
@@ -87,14 +107,12 @@ std::vector<GridAxis> parse_grid(const std::string& text, bool with_D) {
       throw ParameterError("grid", fmt::format("unknown key '{}' (available: {})", axis.key, fmt::join(keys, ", ")));
     for (const auto& a : axes)
       if (a.key == axis.key) throw ParameterError("grid", fmt::format("key '{}' appears twice", axis.key));
-    // ν's and a schedule's values have commas inside: '|' alone separates them.
-    const bool text_with_commas = axis.key == "nu" || axis.key == "lr-schedule";
-    for (const std::string& part : split(item.substr(eq + 1), text_with_commas ? "|" : ",|")) {
+    const GridValueRules rules = rules_of(axis.key);
+    for (const std::string& part : split(item.substr(eq + 1), rules.commas_inside ? "|" : ",|")) {
       const std::string v = trim(part);
       if (v.empty()) throw ParameterError("grid", fmt::format("{} has an empty value in '{}'", axis.key, item));
       const auto colon = v.find(':');
-      // "a:b" is an integer range, except inside a prior's "mixture:FILE" or a schedule's "power:T0,P".
-      if (colon != std::string::npos && axis.key != "prior" && axis.key != "lr-schedule") {
+      if (colon != std::string::npos && rules.colon_is_range) {
         int64_t a = 0, b = 0;
         try {
           a = parse_integer(v.substr(0, colon));

@@ -51,3 +51,16 @@ TEST(SweepGrid, BadAxesAndValuesNameTheGrid) {
   EXPECT_EQ(message("D=100", false).rfind("--grid: unknown key 'D'", 0), 0u) << "D only for finite-D engines";
   EXPECT_NE(message("activation=softmax,relu", true).find("activation=relu"), std::string::npos);
 }
+
+// How an axis splits its values comes from its parameter: '|' alone for values with commas
+// (ν, a schedule), "a:b" a range for numbers (ν's numbers too) but part of other text.
+TEST(SweepGrid, EachKeySplitsItsValuesAsItsParameterSays) {
+  const auto axes = parse_grid("lr-schedule=power:100,0.75|inverse:10;nu=1:3;prior=mixture:a.txt;L=2:3,5", true);
+  ASSERT_EQ(axes.size(), 4u);
+  EXPECT_EQ(axes[0].values, (std::vector<std::string>{"power:100,0.75", "inverse:10"}));
+  EXPECT_EQ(axes[1].values, (std::vector<std::string>{"1", "2", "3"}));
+  EXPECT_EQ(axes[2].values, (std::vector<std::string>{"mixture:a.txt"}));
+  EXPECT_EQ(axes[3].values, (std::vector<std::string>{"2", "3", "5"}));
+  EXPECT_EQ(parse_grid("nu=2,2|4,4", true)[0].values, (std::vector<std::string>{"2,2", "4,4"}));
+  EXPECT_EQ(parse_grid("D=100:102", true)[0].values, (std::vector<std::string>{"100", "101", "102"}));
+}
