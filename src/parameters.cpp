@@ -289,7 +289,9 @@ const ParameterTable<LineariseSettings>& linearise_parameters() {
         parameter<S>("newton-iterations", &S::newton_iterations, "at most this many Newton steps after the approach"),
         parameter<S>("fd-step", &S::fd_step, "central finite-difference step of the Jacobian", kShowDefault, g),
         parameter<S>("direction", &S::direction,
-                     "flipping direction f of the spread mode (default: the first, 2 for flip)", 0),
+                     "flipping direction f of the spread mode, one the prior is symmetric under θ_f → −θ_f (flip: 2 … F, "
+                     "gauss: any, a mixture: its mirror-symmetric ones; default: the first)",
+                     0),
         parameter<S>("growth", &S::growth,
                      "also integrate from the fixed point plus a small spread and fit its growth rate", 0),
         parameter<S>("growth-epsilon", &S::growth_epsilon, "initial spread of M_{:,f}"),

@@ -193,7 +193,7 @@ def linearise(
     settle: float | None = 1e-09,  # the approach stops once every |rate| is below this
     newton_iterations: int | None = 20,  # at most this many Newton steps after the approach
     fd_step: float | None = 0.0001,  # central finite-difference step of the Jacobian
-    direction: int | None = 0,  # flipping direction f of the spread mode (default: the first, 2 for flip)
+    direction: int | None = 0,  # flipping direction f of the spread mode, one the prior is symmetric under θ_f → −θ_f (flip: 2 … F, gauss: any, a mixture: its mirror-symmetric ones; default: the first)
     growth: bool | None = False,  # also integrate from the fixed point plus a small spread and fit its growth rate
     growth_epsilon: float | None = 0.0001,  # initial spread of M_{:,f}
     growth_T: float | None = 100.0,  # length of the growth check

@@ -22,17 +22,6 @@ TheoryOptions integrated_options(const TheoryOptions& options) {
   return o;
 }
 
-// Sign flips θ_f → −θ_f that leave the prior invariant (docs/model.md §2): the flipping-sign
-// directions of flip, every direction of the centred Gaussian.
-std::vector<int> symmetric_directions_of(const Prior& prior) {
-  std::vector<int> out;
-  if (prior.kind() == PriorKind::Flip)
-    for (int f = 1; f < prior.F(); ++f) out.push_back(f);
-  if (prior.kind() == PriorKind::Gauss)
-    for (int f = 0; f < prior.F(); ++f) out.push_back(f);
-  return out;
-}
-
 double max_abs_free(const std::vector<double>& v, const std::vector<std::size_t>& free) {
   double m = 0;
   for (std::size_t i : free) m = std::max(m, std::abs(v[i]));
@@ -49,7 +38,7 @@ int linearisation_direction(int direction, const ModelSpec& model) {
 
 SymmetrisedTheory::SymmetrisedTheory(const ModelSpec& model, const TheoryOptions& options,
                                      const std::atomic<bool>* stop)
-    : engine_(model, integrated_options(options)), flipped_(symmetric_directions_of(model.prior)), stop_(stop) {
+    : engine_(model, integrated_options(options)), flipped_(model.prior.sign_symmetric_directions()), stop_(stop) {
   const StateLayout& lay = engine_.layout();
   const int H = lay.H(), F = lay.F();
   double group = std::ldexp(1.0, static_cast<int>(flipped_.size()));
@@ -159,12 +148,16 @@ void LinearisationSpec::validate(const ModelSpec& model) const {
   if (!(std::isfinite(fd_step) && fd_step > 0 && fd_step <= 0.1))
     throw ParameterError("fd-step", fmt::format("must be in (0, 0.1], got {}", fd_step));
   if (model.H < 2) throw ParameterError("H", "the spread of the heads needs at least 2 heads");
-  const std::vector<int> sym = symmetric_directions_of(model.prior);
+  const std::vector<int> sym = model.prior.sign_symmetric_directions();
   if (sym.empty())
-    throw ParameterError("prior", "no direction whose sign the prior leaves invariant (use flip with F ≥ 2, or gauss)");
-  if (direction >= 0 && std::find(sym.begin(), sym.end(), direction) == sym.end())
-    throw ParameterError("direction", fmt::format("{} is not a symmetric direction of the prior (flip: 2 … F)",
-                                 direction + 1));
+    throw ParameterError("prior", "no direction whose sign the prior leaves invariant (use flip with F ≥ 2, gauss, or "
+                                  "a mixture symmetric under θ_f → −θ_f)");
+  if (direction >= 0 && std::find(sym.begin(), sym.end(), direction) == sym.end()) {
+    std::vector<int> from_one(sym);
+    for (int& f : from_one) ++f;
+    throw ParameterError("direction", fmt::format("{} is not a symmetric direction of the prior (this prior's: {})",
+                                                  direction + 1, fmt::join(from_one, ", ")));
+  }
 }
 
 Eigen::MatrixXd symmetrised_jacobian(const SymmetrisedTheory& theory, const std::vector<double>& x, double h) {

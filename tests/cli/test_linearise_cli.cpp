@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
@@ -29,6 +31,42 @@ TEST(LineariseCli, JsonAndBadInput) {
   EXPECT_EQ(j["group_size"], 4);
   EXPECT_TRUE(j["spread_mode"]["lambda_plus"].is_number());
   EXPECT_EQ(j["coordinates"].size(), 9u);  // M (4), Q (3), c (2); R is not a free coordinate
+}
+
+// A mixture prior symmetric under θ_f → −θ_f in both directions (four atoms ±e_1, ±e_2) is
+// linearised like flip and gauss: both directions' columns of M are the fixed point's zeros,
+// the group has 2! × 2² elements; one that is symmetric in direction 2 only names it; one
+// symmetric in no direction is refused naming --prior.
+TEST(LineariseCli, MirrorSymmetricMixturesAreLinearised) {
+  using headspec::testing::fresh_dir;
+  using headspec::testing::run_cli;
+  const auto dir = fresh_dir("linearise_mixture");
+  auto write = [&](const std::string& name, const std::string& rows) {
+    const auto path = dir / name;
+    std::ofstream(path) << rows;
+    return path.string();
+  };
+  const std::string both = write("both.txt", "0.25 1 0\n0.25 -1 0\n0.25 0 1\n0.25 0 -1\n");
+  const std::string second = write("second.txt", "0.5 1 1\n0.5 1 -1\n");
+  const std::string none = write("none.txt", "0.5 1 1\n0.5 2 1\n");
+  const std::string flags = " --L 4 --H 2 --mc 500 --approach-mc 500 --dt 1 --T-max 20 --newton-iterations 0";
+  auto r = run_cli("linearise --prior mixture:" + both + flags);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["group_size"], 8);
+  EXPECT_TRUE(std::isfinite(j["spread_mode"]["lambda_plus"].get<double>()));
+  for (const auto& row : j["approach"])
+    for (const char* m : {"M_1_1", "M_1_2", "M_2_1", "M_2_2"}) EXPECT_EQ(row[m].get<double>(), 0.0) << m;
+  r = run_cli("linearise --prior mixture:" + second + flags + " --direction 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--direction: 1 is not a symmetric direction of the prior (this prior's: 2)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(run_cli("linearise --prior mixture:" + second + flags).status, 0);
+  r = run_cli("linearise --prior mixture:" + none + flags);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--prior"), std::string::npos) << r.err;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
