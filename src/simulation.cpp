@@ -7,6 +7,7 @@
 
 #include "headspec/errors.hpp"
 #include "headspec/settings.hpp"
+#include "headspec/specialisation.hpp"
 
 namespace headspec {
 
@@ -14,8 +15,7 @@ void SimulationSpec::validate() const {
   check_horizon(T, record_every);
   check_runs(seed, runs);
   if (test_samples < 1) throw ParameterError("test-samples", fmt::format("must be at least 1, got {}", test_samples));
-  if (!(std::isfinite(stop_when_specialised) && stop_when_specialised >= 0))
-    throw ParameterError("delta", fmt::format("must be > 0, got {}", stop_when_specialised));
+  check_delta(stop_when_specialised, true);
 }
 
 int64_t SimulationSpec::records() const { return static_cast<int64_t>(std::floor(T / record_every + 1e-9)); }

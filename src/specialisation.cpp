@@ -1,9 +1,19 @@
 #include "headspec/specialisation.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
+#include "headspec/errors.hpp"
+
 namespace headspec {
+
+void check_delta(double delta, bool zero_is_off) {
+  if (!(std::isfinite(delta) && (delta > 0 || (zero_is_off && delta == 0))))
+    throw ParameterError("delta", fmt::format("must be > 0, got {}", delta));
+}
 
 double head_spread(const Eigen::MatrixXd& M, int f) {
   const auto column = M.col(f);

@@ -12,6 +12,10 @@
 
 namespace headspec {
 
+/// Throws ParameterError("delta") unless δ is finite and > 0; with `zero_is_off` also 0
+/// (a stop rule's δ, where 0 means no rule).
+void check_delta(double delta, bool zero_is_off = false);
+
 /// ‖M_{:,f} − mean_h M_hf‖₂: how far the heads' overlaps with direction f spread.
 double head_spread(const Eigen::MatrixXd& M, int f);
 

@@ -13,6 +13,7 @@
 #include "headspec/errors.hpp"
 #include "headspec/name_table.hpp"
 #include "headspec/run_slot.hpp"
+#include "headspec/specialisation.hpp"
 #include "headspec/theory_ode.hpp"
 #include "theory_observers.hpp"
 
@@ -66,8 +67,7 @@ void IntegrationSpec::validate(MonteCarloMode mode) const {
       throw ParameterError("error-window", fmt::format("{} is not a whole multiple of 4 record intervals (--record-every {})",
                                                        error_window, record_every));
   }
-  if (!(std::isfinite(stop_when_specialised) && stop_when_specialised >= 0))
-    throw ParameterError("delta", fmt::format("must be > 0, got {}", stop_when_specialised));
+  check_delta(stop_when_specialised, true);
   if (finite_D > 0 && method == Integrator::Dopri5)
     throw ParameterError("integrator", "dopri5 is not a stepper of the stochastic theory (--sde); use rk4, heun or euler");
   if (finite_D > 0 && mode == MonteCarloMode::Resample)

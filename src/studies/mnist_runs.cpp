@@ -20,7 +20,7 @@ void check_mnist_flags(const ModelSpec& model, int test_samples, int64_t split_s
     throw ParameterError("split-seed", fmt::format("must be in [0, 2^32), got {}", split_seed));
   if (!(train_fraction > 0 && train_fraction < 1))
     throw ParameterError("train-fraction", fmt::format("must be in (0, 1), got {}", train_fraction));
-  if (!(std::isfinite(delta) && delta > 0)) throw ParameterError("delta", fmt::format("must be > 0, got {}", delta));
+  check_delta(delta);
   if (static_cast<int64_t>(model.batch) * (model.L + 1) >= (1LL << 31))
     throw ParameterError("batch", "batch × (L + 1) must stay below 2^31");
 }

@@ -51,7 +51,7 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
   base_model_ = o.model.to_spec();
   check_horizon(o.T, o.record_every);
   const uint32_t seed = checked_seed(o.seed);
-  if (!(std::isfinite(o.delta) && o.delta > 0)) throw ParameterError("delta", fmt::format("must be > 0, got {}", o.delta));
+  check_delta(o.delta);
   if (!theory && o.until_converged != 0) throw ParameterError("until-converged", "only for --engine theory");
   if (!theory && o.mc_method != SweepSettings{}.mc_method) throw ParameterError("mc-method", "only for --engine theory");
   if (!theory && o.mc_seed != -1) throw ParameterError("mc-seed", "only for --engine theory");
