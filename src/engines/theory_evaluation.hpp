@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "headspec/kernel.hpp"
@@ -101,60 +102,57 @@ struct ThreadBuffers {
   std::vector<Group> group_rates;
 };
 
+// Calls fused(sizes) for the fused softmax passes (the Fig. 1 sizes fixed at compile time,
+// or run-time sizes) or kernel() for the kernel's path: the one switch over the paths.
+template <class Fused, class Kernel>
+[[gnu::always_inline]] inline void on_path(Path path, const RateConstants& k, Fused&& fused, Kernel&& kernel) {
+  switch (path) {
+    case Path::FusedFig1:
+      return fused(theory_rates::FixedSizes<2, 10, 2>{});
+    case Path::FusedRuntime:
+      return fused(theory_rates::RuntimeSizes{k.H, k.L, k.F});
+    case Path::Kernel:
+      return kernel();
+  }
+}
+
 // The rates of one batch (its samples at z, `lanes` of them valid), each lane summing its
 // own into b.acc, b.acc_sq. softmax_batch is the fused pass out of line: only the default
 // path (Fig. 1 sizes, g integrated out) is inlined here, which is worth 12–18 % on it, and
 // inlining all four lost that (bench_theory).
 [[gnu::always_inline]] inline void batch_rates(Path path, const RateConstants& k, const Lanes* z, int64_t lanes,
                                                std::size_t width, ThreadBuffers& b) {
-  using theory_rates::FixedSizes;
-  using theory_rates::RuntimeSizes;
-  using theory_rates::softmax_batch;
   Group* g = b.group_rates.data();
   Lanes *acc = b.acc.data(), *acc_sq = b.acc_sq.data();
-  switch (path) {
-    case Path::FusedFig1:
-      if (k.sampled)
-        softmax_batch<true>(FixedSizes<2, 10, 2>{}, k, z->data(), g, width, lanes, acc, acc_sq);
-      else
-        theory_rates::softmax_batch_inline<false>(FixedSizes<2, 10, 2>{}, k, z->data(), g, width, lanes, acc, acc_sq);
-      return;
-    case Path::FusedRuntime:
-      if (k.sampled)
-        softmax_batch<true>(RuntimeSizes{k.H, k.L, k.F}, k, z->data(), g, width, lanes, acc, acc_sq);
-      else
-        softmax_batch<false>(RuntimeSizes{k.H, k.L, k.F}, k, z->data(), g, width, lanes, acc, acc_sq);
-      return;
-    case Path::Kernel:
-      theory_rates::kernel_batch_rates(k, b.kernel, z, b.rates.data());
-      theory_rates::add_lanes(b.rates.data(), width, lanes, acc, acc_sq);
-      return;
-  }
+  on_path(
+      path, k,
+      [&](auto sz) __attribute__((always_inline)) {
+        constexpr bool fig1 = std::is_same_v<decltype(sz), theory_rates::FixedSizes<2, 10, 2>>;
+        if (k.sampled)
+          theory_rates::softmax_batch<true>(sz, k, z->data(), g, width, lanes, acc, acc_sq);
+        else if constexpr (fig1)
+          theory_rates::softmax_batch_inline<false>(sz, k, z->data(), g, width, lanes, acc, acc_sq);
+        else
+          theory_rates::softmax_batch<false>(sz, k, z->data(), g, width, lanes, acc, acc_sq);
+      },
+      [&] {
+        theory_rates::kernel_batch_rates(k, b.kernel, z, b.rates.data());
+        theory_rates::add_lanes(b.rates.data(), width, lanes, acc, acc_sq);
+      });
 }
 
 // The rates of one batch (its samples at z), lane by lane into b.rates.
 inline void lane_rates(Path path, const RateConstants& k, const Lanes* z, std::size_t width, ThreadBuffers& b) {
-  using theory_rates::FixedSizes;
-  using theory_rates::RuntimeSizes;
-  using theory_rates::softmax_lane_rates;
   Group* g = b.group_rates.data();
-  switch (path) {
-    case Path::FusedFig1:
-      if (k.sampled)
-        softmax_lane_rates<true>(FixedSizes<2, 10, 2>{}, k, z->data(), g, width, b.rates.data());
-      else
-        softmax_lane_rates<false>(FixedSizes<2, 10, 2>{}, k, z->data(), g, width, b.rates.data());
-      return;
-    case Path::FusedRuntime:
-      if (k.sampled)
-        softmax_lane_rates<true>(RuntimeSizes{k.H, k.L, k.F}, k, z->data(), g, width, b.rates.data());
-      else
-        softmax_lane_rates<false>(RuntimeSizes{k.H, k.L, k.F}, k, z->data(), g, width, b.rates.data());
-      return;
-    case Path::Kernel:
-      theory_rates::kernel_batch_rates(k, b.kernel, z, b.rates.data());
-      return;
-  }
+  on_path(
+      path, k,
+      [&](auto sz) {
+        if (k.sampled)
+          theory_rates::softmax_lane_rates<true>(sz, k, z->data(), g, width, b.rates.data());
+        else
+          theory_rates::softmax_lane_rates<false>(sz, k, z->data(), g, width, b.rates.data());
+      },
+      [&] { theory_rates::kernel_batch_rates(k, b.kernel, z, b.rates.data()); });
 }
 
 // A block's sum: its lanes in lane order (fixed, whatever the thread count).
