@@ -89,6 +89,14 @@ class SweepPlan {
   std::string task_key(int task) const;
 
  private:
+  // The constructor's steps, in order (src/studies/sweep_plan.cpp).
+  void check_engine() const;
+  void check_theory_only_flags() const;
+  void plan_runs(uint32_t seed);
+  void plan_theory(uint32_t seed);
+  void make_points();
+  void make_engine_factories();
+
   SweepSettings settings_;
   bool theory_ = false, sde_ = false;
   ModelSpec base_model_;

@@ -41,22 +41,43 @@ std::string cell(const std::optional<double>& v) { return v ? fmt::format("{}", 
 SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
   sde_ = o.engine == "sde";
   theory_ = o.engine == "theory" || sde_;
-  const bool theory = theory_;
-  if (!theory) {
-    const auto names = sgd_engine_names();
-    if (std::find(names.begin(), names.end(), o.engine) == names.end())
-      throw ParameterError("engine", fmt::format("unknown engine '{}' (available: theory, sde, {})", o.engine,
-                                                 fmt::join(names, ", ")));
-  }
+  check_engine();
   base_model_ = o.model.to_spec();
   check_horizon(o.T, o.record_every);
   const uint32_t seed = checked_seed(o.seed);
   check_delta(o.delta);
-  if (!theory && o.until_converged != 0) throw ParameterError("until-converged", "only for --engine theory");
-  if (!theory && o.mc_method != SweepSettings{}.mc_method) throw ParameterError("mc-method", "only for --engine theory");
-  if (!theory && o.mc_seed != -1) throw ParameterError("mc-seed", "only for --engine theory");
-  if (!theory && o.flow) throw ParameterError("flow", "only for --engine theory");
-  if (!theory && o.until_error_settled != 0) throw ParameterError("until-error-settled", "only for --engine theory");
+  check_theory_only_flags();
+  plan_runs(seed);
+  if (theory_) plan_theory(seed);
+  make_points();
+  make_engine_factories();
+  if (points_.size() * static_cast<std::size_t>(o.runs) > static_cast<std::size_t>(INT32_MAX))
+    throw ParameterError("runs", "more than 2^31 runs in all");
+  tasks_ = static_cast<int>(points_.size()) * o.runs;
+}
+
+// --engine: theory, sde or one of the SGD engines.
+void SweepPlan::check_engine() const {
+  const auto names = sgd_engine_names();
+  if (!theory_ && std::find(names.begin(), names.end(), settings_.engine) == names.end())
+    throw ParameterError("engine", fmt::format("unknown engine '{}' (available: theory, sde, {})", settings_.engine,
+                                               fmt::join(names, ", ")));
+}
+
+// The theory's flags only with a theory engine.
+void SweepPlan::check_theory_only_flags() const {
+  const SweepSettings& o = settings_;
+  if (theory_) return;
+  if (o.until_converged != 0) throw ParameterError("until-converged", "only for --engine theory");
+  if (o.mc_method != SweepSettings{}.mc_method) throw ParameterError("mc-method", "only for --engine theory");
+  if (o.mc_seed != -1) throw ParameterError("mc-seed", "only for --engine theory");
+  if (o.flow) throw ParameterError("flow", "only for --engine theory");
+  if (o.until_error_settled != 0) throw ParameterError("until-error-settled", "only for --engine theory");
+}
+
+// The runs' horizon, records, seeds and stop rule, as simulate's.
+void SweepPlan::plan_runs(uint32_t seed) {
+  const SweepSettings& o = settings_;
   sim_.D = o.D;
   sim_.T = o.T;
   sim_.record_every = o.record_every;
@@ -65,44 +86,53 @@ SweepPlan::SweepPlan(const SweepSettings& o) : settings_(o) {
   sim_.runs = o.runs;
   sim_.stop_when_specialised = o.stop_when_specialised ? o.delta : 0;
   sim_.validate();
+}
 
-  if (theory) {
-    check_mc_samples(o.mc);
-    // sde: checked here at the base D; each point runs at its own (run_task).
-    integration_ = theory_integration(o, sde_ ? static_cast<double>(o.D) : 0.0);
-    mc_.samples = o.mc;
-    mc_.mode = monte_carlo_mode(o.mc_resample);
-    mc_.method = parse_sampling_method(o.mc_method);
-    mc_.flow = o.flow;
-    mc_seed_ = runs_samples_seed(checked_mc_seed(o.mc_seed), sde_, seed);
-  }
+// The theory's integrator and Monte Carlo options, as theory's.
+void SweepPlan::plan_theory(uint32_t seed) {
+  const SweepSettings& o = settings_;
+  check_mc_samples(o.mc);
+  // sde: checked here at the base D; each point runs at its own (run_task).
+  integration_ = theory_integration(o, sde_ ? static_cast<double>(o.D) : 0.0);
+  mc_.samples = o.mc;
+  mc_.mode = monte_carlo_mode(o.mc_resample);
+  mc_.method = parse_sampling_method(o.mc_method);
+  mc_.flow = o.flow;
+  mc_seed_ = runs_samples_seed(checked_mc_seed(o.mc_seed), sde_, seed);
+}
 
-  axes_ = parse_grid(o.grid, !theory || sde_);
+// One point per grid combination, its model checked.
+void SweepPlan::make_points() {
+  const SweepSettings& o = settings_;
+  axes_ = parse_grid(o.grid, !theory_ || sde_);
   for (const GridPoint& g : grid_points(axes_, o.model, o.D)) {
     SweepPoint p;
     p.model = g.model.to_spec();
-    if (theory) check_flow(p.model, o.flow);
+    if (theory_) check_flow(p.model, o.flow);
     p.D = g.D;
     for (std::size_t a = 0; a < axes_.size(); ++a) p.labels.push_back(axes_[a].values[g.index[a]]);
     points_.push_back(std::move(p));
   }
-  // The factories keep a reference to their model: made once `points_` no longer moves.
+}
+
+// Each point's engine factory (or the theory's initial state); a point whose flags an engine
+// refuses is named by its grid values. The factories keep a reference to their model: made
+// once `points_` no longer moves.
+void SweepPlan::make_engine_factories() {
+  const SweepSettings& o = settings_;
   for (SweepPoint& p : points_) {
     try {
       if (sde_)  // the stochastic theory starts from a draw at its own D
         p.engine = sgd_engine_factory(o.init_engine, p.model, p.D, EngineParameterNames{"init-engine", "D"});
       else
-        p.engine = theory ? initial_state_factory(o.init_engine, p.model, o.init_D)
-                          : sgd_engine_factory(o.engine, p.model, p.D);
+        p.engine = theory_ ? initial_state_factory(o.init_engine, p.model, o.init_D)
+                           : sgd_engine_factory(o.engine, p.model, p.D);
     } catch (const UsageError& e) {
       std::string where;
       for (std::size_t a = 0; a < axes_.size(); ++a) where += (a ? ";" : "") + axes_[a].key + "=" + p.labels[a];
       throw ParameterError("grid", fmt::format("at {}: {}", where.empty() ? "the only point" : where, e.what()));
     }
   }
-  if (points_.size() * static_cast<std::size_t>(o.runs) > static_cast<std::size_t>(INT32_MAX))
-    throw ParameterError("runs", "more than 2^31 runs in all");
-  tasks_ = static_cast<int>(points_.size()) * o.runs;
 }
 
 bool SweepPlan::stop_rule() const {
