@@ -48,6 +48,10 @@ class DenseEngine final : public SgdEngine {
   // gradient coefficients G = r J (H×L) in G_, adds r·o to the readout gradient, and does
   // target_h −= scale Σ_ℓ G_hℓ x_ℓ (target is H × D). No allocation.
   void sample_update(uint64_t n, int b, double scale, double* target);
+  // Its three passes: per chunk of coordinates, then once, then per chunk again.
+  void draw_chunk_and_score(uint64_t n, uint32_t base, int lstar, int64_t ch);
+  void forward_and_coefficients(int lstar, double xi);
+  void update_chunk(int64_t ch, double scale, double* target) const;
 
   ModelSpec model_;  // owned: an engine outlives the flags it was made from
   int64_t D_;

@@ -55,82 +55,89 @@ void DenseEngine::sample_update(uint64_t n, int b, double scale, double* target)
   const int lstar = static_cast<int>(scalars.below(L_));
   model_.prior.sample(scalars, theta_.data());
   const double xi = model_.noise > 0 ? scalars.normal() : 0.0;
-
-  const int64_t D = D_;
-  const int H = H_, L = L_;
-  double* tokens = tokens_.data();
-  const double* keys = keys_.data();
-  double* partial = partial_.data();
 #pragma omp parallel if (chunks_ >= kParallelChunks)
   {
-    // Draw the tokens chunk by chunk and form partial scores Σ_d k_hd x_ℓd.
 #pragma omp for schedule(static)
-    for (int64_t ch = 0; ch < chunks_; ++ch) {
-      const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
-      double* part = partial + ch * H * L;
-      for (int l = 0; l < L; ++l) {
-        double* x = tokens + l * D + d0;
-        fill_normal(StreamId{seed_, Purpose::Train, base + static_cast<uint32_t>(l), n}, static_cast<uint64_t>(d0), x,
-                    static_cast<std::size_t>(len));
-        // x_ℓ* += Σ_f θ_f u_f/√D = θ_f on coordinate f (docs/model.md §1).
-        if (l == lstar)
-          for (int f = 0; f < F_; ++f)
-            if (f >= d0 && f < d0 + len) x[f - d0] += theta_[f];
-        // Heads in pairs: two independent accumulator chains per pass over x (the chains,
-        // not the memory, bound this loop). Each chain is summed exactly as the one-head loop.
-        int h = 0;
-        for (; h + 1 < H; h += 2) {
-          const double* ka = keys + h * D + d0;
-          const double* kb = ka + D;
-          double acc_a = 0, acc_b = 0;
-#pragma omp simd reduction(+ : acc_a, acc_b)
-          for (int64_t d = 0; d < len; ++d) {
-            acc_a += ka[d] * x[d];
-            acc_b += kb[d] * x[d];
-          }
-          part[h * L + l] = acc_a;
-          part[(h + 1) * L + l] = acc_b;
-        }
-        if (h < H) {
-          const double* k = keys + h * D + d0;
-          double acc = 0;
-#pragma omp simd reduction(+ : acc)
-          for (int64_t d = 0; d < len; ++d) acc += k[d] * x[d];
-          part[h * L + l] = acc;
-        }
-      }
-    }
-    // The sample's forward pass and gradient coefficients G = r J (docs/model.md §3–4).
+    for (int64_t ch = 0; ch < chunks_; ++ch) draw_chunk_and_score(n, base, lstar, ch);
 #pragma omp single
-    {
-      const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));
-      S_.setZero();
-      for (int64_t ch = 0; ch < chunks_; ++ch) S_ += Eigen::Map<const RowMatrix>(partial + ch * H * L, H, L);
-      S_ *= inv_sqrt_d;
-      for (int l = 0; l < L; ++l) g_[l] = tokens[l * D + F_];  // g_ℓ = x_ℓ·v*/√D
-      kernel_.forward(S_, g_, c_);
-      const double y = g_[lstar] + std::sqrt(model_.noise) * xi;
-      last_target_ = y;
-      const double r = kernel_.output() - y;
-      if (!std::isfinite(r)) diverged_ = true;
-      kernel_.apply_jacobian(g_, J_);
-      G_ = r * J_;
-      if (model_.readout == Readout::Learned) c_grad_ += r * kernel_.head_outputs();
-    }
-    // target_h −= scale Σ_ℓ G_hℓ x_ℓ, chunk by chunk: each token chunk is read once for all
-    // heads, and every coordinate still receives its L terms in the order ℓ = 0, 1, ….
+    forward_and_coefficients(lstar, xi);
 #pragma omp for schedule(static)
-    for (int64_t ch = 0; ch < chunks_; ++ch) {
-      const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
-      for (int l = 0; l < L; ++l) {
-        const double* x = tokens + l * D + d0;
-        for (int h = 0; h < H; ++h) {
-          const double a = scale * G_(h, l);
-          double* k = target + h * D + d0;
-#pragma omp simd
-          for (int64_t d = 0; d < len; ++d) k[d] -= a * x[d];
-        }
+    for (int64_t ch = 0; ch < chunks_; ++ch) update_chunk(ch, scale, target);
+  }
+}
+
+// Draws chunk ch of the L tokens and forms its partial scores Σ_d k_hd x_ℓd.
+void DenseEngine::draw_chunk_and_score(uint64_t n, uint32_t base, int lstar, int64_t ch) {
+  const int64_t D = D_;
+  const int H = H_, L = L_;
+  const double* keys = keys_.data();
+  const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
+  double* part = partial_.data() + ch * H * L;
+  for (int l = 0; l < L; ++l) {
+    double* x = tokens_.data() + l * D + d0;
+    fill_normal(StreamId{seed_, Purpose::Train, base + static_cast<uint32_t>(l), n}, static_cast<uint64_t>(d0), x,
+                static_cast<std::size_t>(len));
+    // x_ℓ* += Σ_f θ_f u_f/√D = θ_f on coordinate f (docs/model.md §1).
+    if (l == lstar)
+      for (int f = 0; f < F_; ++f)
+        if (f >= d0 && f < d0 + len) x[f - d0] += theta_[f];
+    // Heads in pairs: two independent accumulator chains per pass over x (the chains,
+    // not the memory, bound this loop). Each chain is summed exactly as the one-head loop.
+    int h = 0;
+    for (; h + 1 < H; h += 2) {
+      const double* ka = keys + h * D + d0;
+      const double* kb = ka + D;
+      double acc_a = 0, acc_b = 0;
+#pragma omp simd reduction(+ : acc_a, acc_b)
+      for (int64_t d = 0; d < len; ++d) {
+        acc_a += ka[d] * x[d];
+        acc_b += kb[d] * x[d];
       }
+      part[h * L + l] = acc_a;
+      part[(h + 1) * L + l] = acc_b;
+    }
+    if (h < H) {
+      const double* k = keys + h * D + d0;
+      double acc = 0;
+#pragma omp simd reduction(+ : acc)
+      for (int64_t d = 0; d < len; ++d) acc += k[d] * x[d];
+      part[h * L + l] = acc;
+    }
+  }
+}
+
+// The sample's forward pass and gradient coefficients G = r J (docs/model.md §3–4), from the
+// partial scores added in chunk order (the same bits whatever the thread count).
+void DenseEngine::forward_and_coefficients(int lstar, double xi) {
+  const int64_t D = D_;
+  const int H = H_, L = L_;
+  const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));
+  S_.setZero();
+  for (int64_t ch = 0; ch < chunks_; ++ch) S_ += Eigen::Map<const RowMatrix>(partial_.data() + ch * H * L, H, L);
+  S_ *= inv_sqrt_d;
+  for (int l = 0; l < L; ++l) g_[l] = tokens_[l * D + F_];  // g_ℓ = x_ℓ·v*/√D
+  kernel_.forward(S_, g_, c_);
+  const double y = g_[lstar] + std::sqrt(model_.noise) * xi;
+  last_target_ = y;
+  const double r = kernel_.output() - y;
+  if (!std::isfinite(r)) diverged_ = true;
+  kernel_.apply_jacobian(g_, J_);
+  G_ = r * J_;
+  if (model_.readout == Readout::Learned) c_grad_ += r * kernel_.head_outputs();
+}
+
+// target_h −= scale Σ_ℓ G_hℓ x_ℓ on chunk ch: each token chunk is read once for all heads,
+// and every coordinate still receives its L terms in the order ℓ = 0, 1, ….
+void DenseEngine::update_chunk(int64_t ch, double scale, double* target) const {
+  const int64_t D = D_;
+  const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
+  for (int l = 0; l < L_; ++l) {
+    const double* x = tokens_.data() + l * D + d0;
+    for (int h = 0; h < H_; ++h) {
+      const double a = scale * G_(h, l);
+      double* k = target + h * D + d0;
+#pragma omp simd
+      for (int64_t d = 0; d < len; ++d) k[d] -= a * x[d];
     }
   }
 }
