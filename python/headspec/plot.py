@@ -45,8 +45,9 @@ def read_csv(path, check_sidecar=True):
         if recorded is not None and recorded != hashlib.sha256(raw).hexdigest():
             raise ValueError(f"{path}: its bytes do not have the SHA-256 its sidecar {path}.json records "
                              "(the two come from different runs, or the CSV was changed)")
-    header = raw.decode().split("\n", 1)[0].strip().split(",")
-    data = np.loadtxt(io.StringIO(raw.decode()), delimiter=",", skiprows=1, ndmin=2)
+    text = raw.decode()
+    header = text.split("\n", 1)[0].strip().split(",")
+    data = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, ndmin=2)
     return {name: data[:, i] for i, name in enumerate(header)}
 
 

@@ -25,6 +25,18 @@ constexpr NameTable<SamplingMethod, 3> kSamplingMethods{
     "Monte Carlo method"};
 
 constexpr int64_t kStoreLimit = int64_t{1} << 25;  // doubles kept for Fixed mode (256 MB)
+
+// Numbers per stored batch entry of the plain method (draw_batch's layout): λ and w per
+// position, and g with the label noise when the value channel is sampled.
+int plain_batch_width(const ModelSpec& model, ValueChannel channel) {
+  return model.L * (model.F() + model.H) + (channel == ValueChannel::Sampled ? model.L + 1 : 0);
+}
+
+// Fixed mode keeps the plain samples when `batches` batches of `width` fit the store.
+bool keeps_plain_samples(const TheoryOptions& options, int64_t batches, int64_t width) {
+  return options.mode == MonteCarloMode::Fixed && batches * kLanes * width <= kStoreLimit;
+}
+
 static_assert(TheoryEngine::kBlock % kLanes == 0, "a block is whole batches");
 
 }  // namespace
@@ -39,13 +51,13 @@ TheoryEngine::TheoryEngine(const ModelSpec& model, const TheoryOptions& options)
       layout_(model.H, model.F(), model.readout == Readout::Learned),
       fixed_c_(model.initial_readout()),
       width_(model.F() + model.L * (model.F() + model.H + 1) + 1),
-      batch_width_(model.L * (model.F() + model.H) + (options.channel == ValueChannel::Sampled ? model.L + 1 : 0)) {
+      batch_width_(plain_batch_width(model, options.channel)) {
   if (options_.method != SamplingMethod::Plain) {
     symmetric_ = std::make_shared<const theory_rates::SymmetricSamples>(model_, options_);
     return;
   }
   const int64_t batches = (options_.samples + kLanes - 1) / kLanes;
-  if (options_.mode == MonteCarloMode::Fixed && batches * kLanes * batch_width_ <= kStoreLimit) {
+  if (keeps_plain_samples(options_, batches, batch_width_)) {
     stored_.resize(static_cast<std::size_t>(batches * batch_width_));
 #pragma omp parallel
     {
@@ -105,12 +117,10 @@ int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& 
 
 double TheoryEngine::stored_bytes(const ModelSpec& model, const TheoryOptions& options) {
   if (options.mode != MonteCarloMode::Fixed) return 0;
-  const bool sampled = options.channel == ValueChannel::Sampled;
   if (options.method != SamplingMethod::Plain)
     return static_cast<double>(theory_rates::SymmetricSamples::stored_lanes(model, options)) * sizeof(Lanes);
-  const int64_t batches = (options.samples + kLanes - 1) / kLanes;
-  const int64_t width = model.L * (model.F() + model.H) + (sampled ? model.L + 1 : 0);  // batch_width_
-  return batches * kLanes * width <= kStoreLimit ? static_cast<double>(batches * width) * sizeof(Lanes) : 0.0;
+  const int64_t batches = (options.samples + kLanes - 1) / kLanes, width = plain_batch_width(model, options.channel);
+  return keeps_plain_samples(options, batches, width) ? static_cast<double>(batches * width) * sizeof(Lanes) : 0.0;
 }
 
 int TheoryEngine::orbit_size() const { return symmetric_ ? symmetric_->orbit_size() : 1; }
