@@ -69,6 +69,13 @@ inline __m512d to_double_i32(__m512i x) {
   return _mm512_sub_pd(to_double_u32(_mm512_xor_si512(x, _mm512_set1_epi64(0x80000000))), _mm512_set1_pd(0x1.0p31));
 }
 inline __m512d join(__m512d hi, __m512d lo) { return _mm512_add_pd(_mm512_mul_pd(hi, _mm512_set1_pd(0x1.0p32)), lo); }
+// Open uniforms (0, 1) of the words hi·2^32 + lo of eight blocks, as open_uniforms4 in
+// philox_blocks.cpp.
+inline __m512d open_uniforms8(__m512i hi, __m512i lo) {
+  const __m512d h = _mm512_add_pd(_mm512_mul_pd(to_double_u32(hi), _mm512_set1_pd(0x1.0p21)), to_double_u32(_mm512_srli_epi64(lo, 11)));
+  return _mm512_min_pd(_mm512_mul_pd(_mm512_add_pd(h, _mm512_set1_pd(0.5)), _mm512_set1_pd(0x1.0p-53)),
+                       _mm512_set1_pd(0x1.fffffffffffffp-1));
+}
 
 }  // namespace
 
@@ -106,12 +113,8 @@ std::size_t philox_open_uniforms_avx512(const PhiloxStream& s, uint32_t c0, std:
   for (; i + kBatch <= n; i += kBatch) {
     alignas(64) double a[kBatch], b[kBatch];
     rounds(s, c0 + static_cast<uint32_t>(i), [&](int k, __m512i r0, __m512i r1, __m512i r2, __m512i r3) {
-      const __m512d scale = _mm512_set1_pd(0x1.0p21), half = _mm512_set1_pd(0.5);
-      const __m512d top = _mm512_set1_pd(0x1.fffffffffffffp-1), ulp = _mm512_set1_pd(0x1.0p-53);
-      const __m512d h0 = _mm512_add_pd(_mm512_mul_pd(to_double_u32(r0), scale), to_double_u32(_mm512_srli_epi64(r1, 11)));
-      const __m512d h1 = _mm512_add_pd(_mm512_mul_pd(to_double_u32(r2), scale), to_double_u32(_mm512_srli_epi64(r3, 11)));
-      _mm512_store_pd(a + 8 * k, _mm512_min_pd(_mm512_mul_pd(_mm512_add_pd(h0, half), ulp), top));
-      _mm512_store_pd(b + 8 * k, _mm512_min_pd(_mm512_mul_pd(_mm512_add_pd(h1, half), ulp), top));
+      _mm512_store_pd(a + 8 * k, open_uniforms8(r0, r1));
+      _mm512_store_pd(b + 8 * k, open_uniforms8(r2, r3));
     });
     for (std::size_t j = 0; j < kBatch; ++j) {
       out[2 * (i + j)] = a[j];

@@ -209,13 +209,8 @@ void philox_open_uniforms(const PhiloxStream& s, uint32_t c0, std::size_t n, dou
   for (; i + kPhiloxBatch <= n; i += kPhiloxBatch) {
     alignas(32) double a[kPhiloxBatch], b[kPhiloxBatch];
     rounds(s, c0 + static_cast<uint32_t>(i), [&](int k, __m256i r0, __m256i r1, __m256i r2, __m256i r3) {
-      // w >> 11 = r_hi·2^21 + (r_lo >> 11) < 2^53: exact, as is its scalar conversion.
-      const __m256d scale = _mm256_set1_pd(0x1.0p21), half = _mm256_set1_pd(0.5);
-      const __m256d top = _mm256_set1_pd(0x1.fffffffffffffp-1), ulp = _mm256_set1_pd(0x1.0p-53);
-      const __m256d h0 = _mm256_add_pd(_mm256_mul_pd(to_double_u32(r0), scale), to_double_u32(_mm256_srli_epi64(r1, 11)));
-      const __m256d h1 = _mm256_add_pd(_mm256_mul_pd(to_double_u32(r2), scale), to_double_u32(_mm256_srli_epi64(r3, 11)));
-      _mm256_store_pd(a + 4 * k, _mm256_min_pd(_mm256_mul_pd(_mm256_add_pd(h0, half), ulp), top));
-      _mm256_store_pd(b + 4 * k, _mm256_min_pd(_mm256_mul_pd(_mm256_add_pd(h1, half), ulp), top));
+      _mm256_store_pd(a + 4 * k, open_uniforms4(r0, r1));
+      _mm256_store_pd(b + 4 * k, open_uniforms4(r2, r3));
     });
     for (std::size_t j = 0; j < kPhiloxBatch; ++j) {
       out[2 * (i + j)] = a[j];
@@ -228,12 +223,8 @@ void philox_open_uniforms(const PhiloxStream& s, uint32_t c0, std::size_t n, dou
   for (; i < n; i += 4) {
     alignas(32) double a[4], b[4];
     rounds<1>(s, c0 + static_cast<uint32_t>(i), [&](int, __m256i r0, __m256i r1, __m256i r2, __m256i r3) {
-      const __m256d scale = _mm256_set1_pd(0x1.0p21), half = _mm256_set1_pd(0.5);
-      const __m256d top = _mm256_set1_pd(0x1.fffffffffffffp-1), ulp = _mm256_set1_pd(0x1.0p-53);
-      const __m256d h0 = _mm256_add_pd(_mm256_mul_pd(to_double_u32(r0), scale), to_double_u32(_mm256_srli_epi64(r1, 11)));
-      const __m256d h1 = _mm256_add_pd(_mm256_mul_pd(to_double_u32(r2), scale), to_double_u32(_mm256_srli_epi64(r3, 11)));
-      _mm256_store_pd(a, _mm256_min_pd(_mm256_mul_pd(_mm256_add_pd(h0, half), ulp), top));
-      _mm256_store_pd(b, _mm256_min_pd(_mm256_mul_pd(_mm256_add_pd(h1, half), ulp), top));
+      _mm256_store_pd(a, open_uniforms4(r0, r1));
+      _mm256_store_pd(b, open_uniforms4(r2, r3));
     });
     const std::size_t take = std::min<std::size_t>(4, n - i);
     for (std::size_t j = 0; j < take; ++j) {
