@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "headspec/eigen_blocking.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/version.hpp"
 
@@ -23,6 +24,7 @@ int usage_error(const std::string& message) {
 }  // namespace
 
 int run_cli(int argc, const char* const* argv, bool check_only) {
+  headspec::fix_eigen_blocking();
   CLI::App app{"headspec: training dynamics of multi-head attention in the single-location model"};
   app.set_version_flag("--version", fmt::format("headspec {} ({})", headspec::kVersion, headspec::kGitRevision));
   app.require_subcommand(1);

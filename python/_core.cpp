@@ -26,6 +26,7 @@
 #include "headspec/checkpoint.hpp"
 #include "headspec/command_budgets.hpp"
 #include "headspec/command_settings.hpp"
+#include "headspec/eigen_blocking.hpp"
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/linearise_study.hpp"
@@ -698,6 +699,7 @@ void translate_parameter_error(std::exception_ptr p) {
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
+  fix_eigen_blocking();
   m.doc() = "headspec: multi-head attention in the high-dimensional single-location model (compiled core)";
   g_usage_error = py::register_exception<UsageError>(m, "UsageError", PyExc_ValueError).ptr();
   py::register_exception_translator(&translate_parameter_error);

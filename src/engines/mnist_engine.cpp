@@ -5,6 +5,7 @@
 
 #include "dense_sgd_step.hpp"
 #include "headspec/checkpoint.hpp"
+#include "headspec/eigen_blocking.hpp"
 #include "headspec/random.hpp"
 
 namespace headspec {
@@ -28,6 +29,7 @@ MnistEngine::MnistEngine(const MnistTask& task, const ModelSpec& model, double n
       G_(H_, L_),
       J_(H_, L_),
       g_(L_) {
+  fix_eigen_blocking();  // its products over D = 784 are blocked by cache size
   if (model.batch > 1) batch_grad_.assign(static_cast<std::size_t>(H_ * D), 0.0);
   const double sd = std::sqrt(model.q0);
   for (int h = 0; h < H_; ++h) {

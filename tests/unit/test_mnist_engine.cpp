@@ -238,3 +238,30 @@ TEST(MnistEngine, RunsAreReproducibleAcrossThreadCounts) {
   }
   EXPECT_NE(one[0].keys, one[1].keys);
 }
+
+// Eigen blocks its products by the cache sizes it reads from the processor, which would
+// make the error and the overlaps (products over D = 784) differ in their last bits from
+// one machine to another; the engine fixes the sizes (include/headspec/eigen_blocking.hpp).
+// Here the sizes of two processors are set before each run: the bits must not change.
+TEST(MnistEngine, RunsDoNotDependOnTheCacheSizesEigenFinds) {
+  const MnistTask& task = fixture_task();
+  const ModelSpec model = small_model(Activation::Softmax, 3, 4);
+  MnistStudySpec spec;
+  spec.nu = 9;
+  spec.sim.T = 0.5;
+  spec.sim.record_every = 0.25;
+  spec.sim.test_samples = 200;
+  const std::ptrdiff_t l1 = Eigen::l1CacheSize(), l2 = Eigen::l2CacheSize(), l3 = Eigen::l3CacheSize();
+  Eigen::setCpuCacheSizes(48 * 1024, 1280 * 1024, 24 << 20);  // a 48 KiB-L1 processor
+  const auto first = run_mnist(task, model, spec);
+  Eigen::setCpuCacheSizes(16 * 1024, 512 * 1024, 512 * 1024);  // Eigen's sizes when it finds none
+  const auto second = run_mnist(task, model, spec);
+  Eigen::setCpuCacheSizes(l1, l2, l3);
+  ASSERT_EQ(first[0].trajectory.records.size(), second[0].trajectory.records.size());
+  for (std::size_t k = 0; k < first[0].trajectory.records.size(); ++k) {
+    const auto& a = first[0].trajectory.records[k];
+    const auto& b = second[0].trajectory.records[k];
+    EXPECT_EQ(a.loss, b.loss) << "record " << k;
+    EXPECT_TRUE(a.op.M == b.op.M && a.op.Q == b.op.Q) << "record " << k;
+  }
+}
