@@ -52,27 +52,66 @@ void set_from_text(const FieldRef& field, const std::string& name, const std::st
       field);
 }
 
+namespace {
+
+// A check with the model's own wording: "sequence length must be at least 2, got 1".
+ParameterCheck within(double low, double high, std::string what_low, std::string what_high) {
+  return [=](double v) {
+    if (!(v >= low)) return fmt::format("{}, got {}", what_low, v);
+    if (!(v <= high)) return fmt::format("{}, got {}", what_high, v);
+    return std::string();
+  };
+}
+
+ParameterCheck above_zero(std::string what) {
+  return [what](double v) {
+    return std::isfinite(v) && v > 0 ? std::string() : fmt::format("{}must be > 0, got {}", what, v);
+  };
+}
+
+}  // namespace
+
+const ParameterTable<ModelNumbers>& model_number_parameters() {
+  using N = ModelNumbers;
+  const double inf = std::numeric_limits<double>::infinity();
+  static const ParameterTable<N> table = {
+      parameter<N>("L", &N::L, "sequence length", kShowDefault, {},
+                   within(2, 4096, "sequence length must be at least 2", "sequence length at most 4096")),
+      parameter<N>("H", &N::H, "number of heads", kShowDefault, {},
+                   within(1, 4096, "needs at least one head", "at most 4096 heads")),
+      parameter<N>("lr", &N::lr, "learning rate η", kShowDefault, {}, above_zero("learning rate ")),
+      parameter<N>("batch", &N::batch, "mini-batch size B", kShowDefault, {},
+                   within(1, inf, "must be at least 1", "")),
+      parameter<N>("noise", &N::noise, "label noise variance Δ", kShowDefault, {},
+                   [](double v) {
+                     return std::isfinite(v) && v >= 0 ? std::string()
+                                                       : fmt::format("label noise must be >= 0, got {}", v);
+                   }),
+      parameter<N>("q0", &N::q0, "initial key variance", kShowDefault, {}, above_zero("initial key variance ")),
+  };
+  return table;
+}
+
 const ParameterTable<ModelSettings>& model_parameters() {
   using M = ModelSettings;
-  static const ParameterTable<M> table = {
-      parameter<M>("prior", &M::prior, "prior on θ: flip | gauss | spike | mixture:FILE"),
-      parameter<M>("nu", &M::nu, "signal strengths ν_f, comma-separated; F is their count",
-                   kShowDefault | kNumbersText | kCommasInValue),
-      parameter<M>("L", &M::L, "sequence length"),
-      parameter<M>("H", &M::H, "number of heads"),
-      parameter<M>("activation", &M::activation, activation_names(" | ")),
-      parameter<M>("readout", &M::readout, "learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)"),
-      parameter<M>("readout-lr", &M::readout_lr, "readout learning rate η_c (default: η)", kNumbersText),
-      parameter<M>("lr", &M::lr, "learning rate η"),
-      parameter<M>("lr-schedule", &M::lr_schedule,
-                   "factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P "
-                   "((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between "
-                   "them; docs/model.md §4)",
-                   kShowDefault | kCommasInValue),
-      parameter<M>("batch", &M::batch, "mini-batch size B"),
-      parameter<M>("noise", &M::noise, "label noise variance Δ"),
-      parameter<M>("q0", &M::q0, "initial key variance"),
-  };
+  static const ParameterTable<M> table = [] {
+    ParameterTable<M> t = {
+        parameter<M>("prior", &M::prior, "prior on θ: flip | gauss | spike | mixture:FILE"),
+        parameter<M>("nu", &M::nu, "signal strengths ν_f, comma-separated; F is their count",
+                     kShowDefault | kNumbersText | kCommasInValue),
+        parameter<M>("activation", &M::activation, activation_names(" | ")),
+        parameter<M>("readout", &M::readout, "learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)"),
+    };
+    append(t, nested<M, ModelNumbers>(model_number_parameters(), [](M& m) -> ModelNumbers& { return m; }));
+    return append(t, {
+        parameter<M>("readout-lr", &M::readout_lr, "readout learning rate η_c (default: η)", kNumbersText),
+        parameter<M>("lr-schedule", &M::lr_schedule,
+                     "factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P "
+                     "((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear "
+                     "between them; docs/model.md §4)",
+                     kShowDefault | kCommasInValue),
+    });
+  }();
   return table;
 }
 

@@ -53,13 +53,11 @@ void check_runs(uint32_t seed, int runs, const std::string& name) {
 
 ModelSpec ModelSettings::to_spec() const {
   ModelSpec m;
+  static_cast<ModelNumbers&>(m) = *this;
   const auto values = parse_numbers(nu, "nu");
   m.prior = Prior::parse(prior, Eigen::Map<const Eigen::VectorXd>(values.data(), static_cast<Eigen::Index>(values.size())));
   m.activation = parse_activation(activation);
   m.readout = parse_readout(readout);
-  m.L = L;
-  m.H = H;
-  m.lr = lr;
   m.readout_lr = lr;
   if (!readout_lr.empty()) {
     const auto v = parse_numbers(readout_lr, "readout-lr");
@@ -67,9 +65,6 @@ ModelSpec ModelSettings::to_spec() const {
     m.readout_lr = v[0];
   }
   m.lr_schedule = LrSchedule::parse(lr_schedule);
-  m.batch = batch;
-  m.noise = noise;
-  m.q0 = q0;
   m.validate();
   return m;
 }

@@ -10,18 +10,26 @@
 
 namespace headspec {
 
-struct ModelSpec {
+/// The model's plain numbers, the same as written and as used: declared here once, with
+/// their flags, help and checks in model_number_parameters() (src/parameters.cpp), which
+/// also writes them into the sidecar. ModelSettings and ModelSpec both hold them.
+struct ModelNumbers {
+  int L = 10;          ///< sequence length
+  int H = 2;           ///< heads
+  double lr = 1.0;     ///< η
+  int batch = 1;       ///< B
+  double noise = 0.0;  ///< label noise Δ
+  double q0 = 1.0;     ///< initial key variance
+};
+
+/// The model resolved from its settings (ModelSettings::to_spec): the numbers as given and
+/// the named choices as types.
+struct ModelSpec : ModelNumbers {
   Prior prior = Prior::flip(Eigen::Vector2d(2.0, 2.0));
   Activation activation = Activation::Softmax;
   Readout readout = Readout::Learned;
-  int L = 10;               ///< sequence length
-  int H = 2;                ///< heads
-  double lr = 1.0;          ///< η
   double readout_lr = 1.0;  ///< η_c (learned readout)
   LrSchedule lr_schedule;   ///< g(t): η(t) = η g(t), η_c(t) = η_c g(t) (docs/model.md §4)
-  int batch = 1;            ///< B
-  double noise = 0.0;       ///< label noise Δ
-  double q0 = 1.0;          ///< initial key variance
 
   int F() const { return prior.F(); }
   /// c(0): 1/H for learned and mean, 1 for sum (docs/model.md §3).

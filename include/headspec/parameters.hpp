@@ -78,6 +78,9 @@ ParameterTable<S>& append(ParameterTable<S>& table, const ParameterTable<S>& mor
 
 /// The model flags (docs/model.md §1–4), in --help order.
 const ParameterTable<ModelSettings>& model_parameters();
+/// The rows of model_parameters() that set the model's plain numbers (ModelNumbers), with
+/// the checks that ModelSpec::validate runs.
+const ParameterTable<ModelNumbers>& model_number_parameters();
 
 /// Runs every parameter's check in table order; throws ParameterError for the first bad one.
 template <class S>
@@ -96,6 +99,15 @@ void check_parameters(const ParameterTable<S>& table, const S& settings) {
         p.field(s));
     if (!bad.empty()) throw ParameterError(p.name, bad);
   }
+}
+
+/// Every parameter's value as {keyword: value} (the model's numbers in its sidecar object).
+template <class S>
+nlohmann::json parameter_values(const ParameterTable<S>& table, const S& settings) {
+  S& s = const_cast<S&>(settings);  // read only, as in check_parameters
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& p : table) std::visit([&](auto* v) { j[keyword_of(p.name)] = *v; }, p.field(s));
+  return j;
 }
 
 /// The parameters with a sidecar object, as {object: {keyword: value}}.

@@ -9,19 +9,14 @@
 
 namespace headspec {
 
-struct ModelSettings {
+/// The numbers (ModelNumbers) and the named choices as text; the flags are model_parameters().
+struct ModelSettings : ModelNumbers {
   std::string prior = "flip";  ///< flip | gauss | spike | mixture:FILE
   std::string nu = "2,2";      ///< comma-separated ν_f
-  int L = 10;
-  int H = 2;
   std::string activation = "softmax";
   std::string readout = "learned";
   std::string readout_lr;  ///< empty: η
-  double lr = 1.0;
   std::string lr_schedule = "constant";  ///< LrSchedule::parse's spellings
-  int batch = 1;
-  double noise = 0.0;
-  double q0 = 1.0;
 
   /// Builds and validates the model; throws ParameterError naming the flag at fault.
   ModelSpec to_spec() const;

@@ -11,16 +11,16 @@ def simulate(
     *,
     prior: str | None = 'flip',  # prior on θ: flip | gauss | spike | mixture:FILE
     nu: str | float | Sequence[float] | None = '2,2',  # signal strengths ν_f, comma-separated; F is their count
-    L: int | None = 10,  # sequence length
-    H: int | None = 2,  # number of heads
     activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
     readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
-    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    L: int | None = 10,  # sequence length
+    H: int | None = 2,  # number of heads
     lr: float | None = 1.0,  # learning rate η
-    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
     q0: float | None = 1.0,  # initial key variance
+    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     T: float | None = 20.0,  # horizon in t = n/D
     record_every: float | None = 1.0,  # recording interval in t
     seed: int | None = 1,  # random seed; run k uses seed + k
@@ -40,16 +40,16 @@ def theory(
     *,
     prior: str | None = 'flip',  # prior on θ: flip | gauss | spike | mixture:FILE
     nu: str | float | Sequence[float] | None = '2,2',  # signal strengths ν_f, comma-separated; F is their count
-    L: int | None = 10,  # sequence length
-    H: int | None = 2,  # number of heads
     activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
     readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
-    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    L: int | None = 10,  # sequence length
+    H: int | None = 2,  # number of heads
     lr: float | None = 1.0,  # learning rate η
-    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
     q0: float | None = 1.0,  # initial key variance
+    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     T: float | None = 20.0,  # horizon in t = n/D
     record_every: float | None = 1.0,  # recording interval in t
     seed: int | None = 1,  # random seed; run k uses seed + k
@@ -81,16 +81,16 @@ def theory(
 def mnist(
     *,
     nu: str | float | Sequence[float] | None = '1000',  # signal strength ν: the relevant token is z + √ν p̂ (|p̂| = 1)
-    L: int | None = 5,  # sequence length
-    H: int | None = 10,  # number of heads
     activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
     readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
-    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    L: int | None = 5,  # sequence length
+    H: int | None = 10,  # number of heads
     lr: float | None = 1.0,  # learning rate η
-    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
     q0: float | None = 1.0,  # initial key variance
+    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     T: float | None = 100.0,  # horizon in t = n/D
     record_every: float | None = 1.0,  # recording interval in t
     seed: int | None = 1,  # random seed; run k uses seed + k
@@ -111,16 +111,16 @@ def sweep(
     *,
     prior: str | None = 'flip',  # prior on θ: flip | gauss | spike | mixture:FILE
     nu: str | float | Sequence[float] | None = '2,2',  # signal strengths ν_f, comma-separated; F is their count
-    L: int | None = 10,  # sequence length
-    H: int | None = 2,  # number of heads
     activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
     readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
-    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    L: int | None = 10,  # sequence length
+    H: int | None = 2,  # number of heads
     lr: float | None = 1.0,  # learning rate η
-    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
     q0: float | None = 1.0,  # initial key variance
+    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     T: float | None = 20.0,  # horizon in t = n/D
     record_every: float | None = 1.0,  # recording interval in t
     seed: int | None = 1,  # random seed; run k uses seed + k
@@ -152,16 +152,16 @@ def bayes(
     *,
     prior: str | None = 'flip',  # prior on θ: flip | gauss | spike | mixture:FILE
     nu: str | float | Sequence[float] | None = '2,2',  # signal strengths ν_f, comma-separated; F is their count
-    L: int | None = 10,  # sequence length
-    H: int | None = 2,  # number of heads
     activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
     readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
-    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    L: int | None = 10,  # sequence length
+    H: int | None = 2,  # number of heads
     lr: float | None = 1.0,  # learning rate η
-    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
     q0: float | None = 1.0,  # initial key variance
+    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     samples: int | None = 1000000,  # Monte Carlo samples
     seed: int | None = 1,  # random seed
     method: str | None = 'mc',  # mc | quadrature (F = 1 only)
@@ -174,16 +174,16 @@ def linearise(
     *,
     prior: str | None = 'flip',  # prior on θ: flip | gauss | spike | mixture:FILE
     nu: str | float | Sequence[float] | None = '2,2',  # signal strengths ν_f, comma-separated; F is their count
-    L: int | None = 10,  # sequence length
-    H: int | None = 2,  # number of heads
     activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
     readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
-    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    L: int | None = 10,  # sequence length
+    H: int | None = 2,  # number of heads
     lr: float | None = 1.0,  # learning rate η
-    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
     q0: float | None = 1.0,  # initial key variance
+    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
+    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     mc: int | None = 100000,  # Monte Carlo samples N (fixed samples, averaged over the symmetry group)
     mc_method: str | None = 'sobol',  # plain | symmetric | sobol (docs/model.md §6; plain: averaged over the symmetry group here)
     seed: int | None = 1,  # Monte Carlo seed
