@@ -1,4 +1,4 @@
-// `headspec figure N [--quick] [--out-dir DIR] [--sde-runs K] [--lr-schedule S]`: the data and picture of
+// `headspec figure N [--quick] [--out-dir DIR] [--sde-runs K] [--lr-schedule S] [--mc-method M]`: the data and picture of
 // one figure of the seed paper (1 … 14), or of figure 15, Bayes-softmax at ε_Bayes with schedules. The figure scripts
 // (python/figures/) call this binary for the numbers and matplotlib for the drawing.
 #include <fmt/format.h>
@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/lr_schedule.hpp"
+#include "headspec/theory_engine.hpp"
 #include "options.hpp"
 #include "signals.hpp"
 
@@ -26,6 +27,7 @@ struct FigureOptions {
   std::string out_dir = "figures";
   int sde_runs = 0;
   std::string lr_schedule;  ///< figure 4: the theory's runs with this schedule (docs/cli.md)
+  std::string mc_method;    ///< the theory's Monte Carlo method in every command (empty: its default)
 };
 
 constexpr int kLastFigure = 15;
@@ -69,6 +71,7 @@ int run_figure(const FigureOptions& o, bool check_only) {
     if (o.number != 4) throw UsageError(fmt::format("--lr-schedule: only figure 4 takes a schedule, not {}", o.number));
     LrSchedule::parse(o.lr_schedule);  // refused here, before the driver starts
   }
+  if (!o.mc_method.empty()) parse_sampling_method(o.mc_method);  // refused here, naming --mc-method
   if (o.sde_runs < 0 || o.sde_runs > 10000)
     throw UsageError(fmt::format("--sde-runs: must be in [0, 10000], got {}", o.sde_runs));
   if (o.sde_runs > 0 && o.number != 1 && o.number != 9 && o.number != 10)
@@ -98,6 +101,10 @@ int run_figure(const FigureOptions& o, bool check_only) {
     args.emplace_back("--lr-schedule");
     args.push_back(o.lr_schedule);
   }
+  if (!o.mc_method.empty()) {
+    args.emplace_back("--mc-method");
+    args.push_back(o.mc_method);
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -123,6 +130,9 @@ Command add_figure_command(CLI::App& app) {
   sub->add_option("--lr-schedule", opts->lr_schedule,
                   "figure 4: E^∞ of the theory with this learning-rate schedule (docs/cli.md \"Learning-rate "
                   "schedules\"); its files are named fig4_<schedule>.*");
+  sub->add_option("--mc-method", opts->mc_method,
+                  "plain | symmetric | sobol: the Monte Carlo method of every theory, linearise and theory-sweep "
+                  "command of the figure (default: theirs, sobol; docs/model.md §6)");
   return {sub, [opts](const std::vector<std::string>&, bool check_only) { return run_figure(*opts, check_only); }};
 }
 

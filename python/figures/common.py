@@ -60,8 +60,10 @@ def forward_signals():
 class Figure:
     """One figure's run: where its files go, which binary computes, and what was run."""
 
-    def __init__(self, number, binary, out_dir, quick, lr_schedule=""):
+    def __init__(self, number, binary, out_dir, quick, lr_schedule="", mc_method=""):
         self.number = number
+        # `figure N --mc-method M`: every theory, linearise and theory-sweep command takes it
+        self.mc_method = mc_method
         # `figure 4 --lr-schedule S`: the runs take the schedule, the files are named fig4_<S>.*
         self.lr_schedule = lr_schedule
         self.name = f"fig{number}" + (("_" + re.sub(r"[^A-Za-z0-9.]+", "_", lr_schedule)) if lr_schedule else "")
@@ -80,7 +82,7 @@ class Figure:
 
     def run(self, *args):
         """Runs `headspec ARGS`; its CSV is written with --out. Returns the parsed table."""
-        args = with_mc_method([str(a) for a in args])
+        args = self.with_mc_method([str(a) for a in args])
         out = args[args.index("--out") + 1]
         cmd = [self.binary] + args
         self.commands.append(" ".join(["headspec"] + args))
@@ -127,7 +129,7 @@ class Figure:
         time and each on one thread: independent runs share the cores better than one run's
         per-evaluation thread team on a loaded machine, and the numbers do not depend on the
         thread count. Returns their tables in the order given (commands recorded in that order)."""
-        commands = [with_mc_method([str(a) for a in args]) for args in commands]
+        commands = [self.with_mc_method([str(a) for a in args]) for args in commands]
         env = dict(os.environ, OMP_NUM_THREADS="1")
 
         def one(args):
@@ -145,6 +147,13 @@ class Figure:
                 raise SystemExit(f"figure {self.number}: headspec {' '.join(args)} failed with status "
                                  f"{res.returncode}")
         return [read_csv(args[args.index("--out") + 1]) for args in commands]
+
+    def with_mc_method(self, args):
+        """args with `--mc-method M` added to the commands that take it (theory, linearise,
+        sweep --engine theory) when the figure was given one (docs/model.md §6: plain,
+        symmetric, sobol; without it they run their default, sobol)."""
+        theory = args[0] in ("theory", "linearise") or (args[0] == "sweep" and "theory" in args)
+        return args + ["--mc-method", self.mc_method] if self.mc_method and theory else args
 
     def write_table(self, suffix, columns, rows):
         """The figure's own derived table (e.g. one value per point and run), written whole:
@@ -166,6 +175,7 @@ class Figure:
             "figure": self.number,
             "quick": self.quick,
             "lr_schedule": self.lr_schedule or "constant",
+            "mc_method": self.mc_method or "default",
             "parameters": self.parameters,
             "commands": self.commands,
             "reused_outputs": self.reused,
@@ -175,15 +185,6 @@ class Figure:
         with open(tmp, "w") as f:
             json.dump(meta, f, indent=2)
         os.replace(tmp, self.path(".json"))
-
-
-def with_mc_method(args):
-    """args with --mc-method HEADSPEC_FIGURE_MC_METHOD added to the commands that take it (theory,
-    linearise, sweep --engine theory) when the variable is set (docs/model.md §6: plain,
-    symmetric, sobol; the figures use the default, sobol, otherwise)."""
-    method = os.environ.get("HEADSPEC_FIGURE_MC_METHOD")
-    theory = args[0] in ("theory", "linearise") or (args[0] == "sweep" and "theory" in args)
-    return args + ["--mc-method", method] if method and theory else args
 
 
 def with_size_overrides(sizes):

@@ -1,5 +1,6 @@
 """Computes and draws one figure of the seed paper (1 … 14) or figure 15 (Bayes-softmax at ε_Bayes with
-learning-rate schedules): make_figure.py N [--quick] [--out-dir DIR] [--sde-runs K] [--lr-schedule S] --binary PATH."""
+learning-rate schedules): make_figure.py N [--quick] [--out-dir DIR] [--sde-runs K] [--lr-schedule S]
+[--mc-method M] --binary PATH."""
 import argparse
 import importlib
 import os
@@ -26,6 +27,7 @@ def main(argv=None):
     p.add_argument("--binary", required=True)
     p.add_argument("--sde-runs", type=int, default=0)
     p.add_argument("--lr-schedule", default="")
+    p.add_argument("--mc-method", default="")
     a = p.parse_args(argv)
     if a.number not in AVAILABLE:
         sys.stderr.write(f"headspec: error: figure: no figure {a.number} (available: {sorted(AVAILABLE)})\n")
@@ -34,7 +36,7 @@ def main(argv=None):
     from common import Figure, forward_signals
     forward_signals()
     module = importlib.import_module(AVAILABLE[a.number])
-    f = Figure(a.number, a.binary, a.out_dir, a.quick, lr_schedule=a.lr_schedule)
+    f = Figure(a.number, a.binary, a.out_dir, a.quick, lr_schedule=a.lr_schedule, mc_method=a.mc_method)
     f.sde_runs = a.sde_runs
     module.make(f)
     print(f.path(".png"))

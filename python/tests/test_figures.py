@@ -131,3 +131,26 @@ def test_bad_or_misplaced_schedule_is_refused(args, tmp_path):
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "--lr-schedule" in res.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_figure_with_a_monte_carlo_method(tmp_path):
+    """`figure N --mc-method M`: every theory command of the figure takes it; recorded with
+    the figure and in each theory CSV's sidecar."""
+    res = subprocess.run([BINARY, "figure", "2", "--quick", "--mc-method", "plain", "--out-dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    meta = json.loads((tmp_path / "fig2.json").read_text())
+    assert meta["mc_method"] == "plain"
+    theory = [c.split() for c in meta["commands"] if c.split()[1] == "theory"]
+    assert theory and all(c[c.index("--mc-method") + 1] == "plain" for c in theory)
+    for path in glob.glob(str(tmp_path / "fig2_*.csv")):
+        with open(path + ".json") as f:
+            assert json.load(f)["theory"]["mc_method"] == "plain", path
+
+
+def test_bad_monte_carlo_method_is_refused(tmp_path):
+    res = subprocess.run([BINARY, "figure", "2", "--quick", "--mc-method", "quasi", "--out-dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "--mc-method" in res.stderr
+    assert not list(tmp_path.iterdir())
