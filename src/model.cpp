@@ -1,9 +1,7 @@
 #include "headspec/model.hpp"
 
-#include <fmt/format.h>
-
-#include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "headspec/errors.hpp"
 #include "headspec/parameters.hpp"
@@ -16,8 +14,8 @@ Eigen::VectorXd ModelSpec::initial_readout() const {
 
 void ModelSpec::validate() const {
   check_parameters(model_number_parameters(), static_cast<const ModelNumbers&>(*this));
-  if (!(std::isfinite(readout_lr) && readout_lr >= 0))
-    throw ParameterError("readout-lr", fmt::format("must be >= 0, got {}", readout_lr));
+  // η_c is resolved (its default is η), so it is checked here rather than by its text flag.
+  if (const std::string bad = non_negative()(readout_lr); !bad.empty()) throw ParameterError("readout-lr", bad);
 }
 
 void ModelSpec::to_json(nlohmann::json& j) const {

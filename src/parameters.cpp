@@ -20,12 +20,16 @@ std::string keyword_of(const std::string& name) {
   return k;
 }
 
-ParameterCheck positive() {
-  return [](double v) { return std::isfinite(v) && v > 0 ? std::string() : fmt::format("must be > 0, got {}", v); };
+ParameterCheck positive(std::string what) {
+  return [what](double v) {
+    return std::isfinite(v) && v > 0 ? std::string() : fmt::format("{}must be > 0, got {}", what, v);
+  };
 }
 
-ParameterCheck non_negative() {
-  return [](double v) { return std::isfinite(v) && v >= 0 ? std::string() : fmt::format("must be >= 0, got {}", v); };
+ParameterCheck non_negative(std::string what) {
+  return [what](double v) {
+    return std::isfinite(v) && v >= 0 ? std::string() : fmt::format("{}must be >= 0, got {}", what, v);
+  };
 }
 
 ParameterCheck at_least(double n) {
@@ -54,18 +58,13 @@ void set_from_text(const FieldRef& field, const std::string& name, const std::st
 
 namespace {
 
-// A check with the model's own wording: "sequence length must be at least 2, got 1".
-ParameterCheck within(double low, double high, std::string what_low, std::string what_high) {
+// A check with the model's own wording: "sequence length must be at least 2, got 1"; no
+// upper bound when what_high is empty.
+ParameterCheck within(double low, std::string what_low, double high = 0, std::string what_high = {}) {
   return [=](double v) {
     if (!(v >= low)) return fmt::format("{}, got {}", what_low, v);
-    if (!(v <= high)) return fmt::format("{}, got {}", what_high, v);
+    if (!what_high.empty() && !(v <= high)) return fmt::format("{}, got {}", what_high, v);
     return std::string();
-  };
-}
-
-ParameterCheck above_zero(std::string what) {
-  return [what](double v) {
-    return std::isfinite(v) && v > 0 ? std::string() : fmt::format("{}must be > 0, got {}", what, v);
   };
 }
 
@@ -73,21 +72,17 @@ ParameterCheck above_zero(std::string what) {
 
 const ParameterTable<ModelNumbers>& model_number_parameters() {
   using N = ModelNumbers;
-  const double inf = std::numeric_limits<double>::infinity();
   static const ParameterTable<N> table = {
       parameter<N>("L", &N::L, "sequence length", kShowDefault, {},
-                   within(2, 4096, "sequence length must be at least 2", "sequence length at most 4096")),
+                   within(2, "sequence length must be at least 2", 4096, "sequence length at most 4096")),
       parameter<N>("H", &N::H, "number of heads", kShowDefault, {},
-                   within(1, 4096, "needs at least one head", "at most 4096 heads")),
-      parameter<N>("lr", &N::lr, "learning rate η", kShowDefault, {}, above_zero("learning rate ")),
+                   within(1, "needs at least one head", 4096, "at most 4096 heads")),
+      parameter<N>("lr", &N::lr, "learning rate η", kShowDefault, {}, positive("learning rate ")),
       parameter<N>("batch", &N::batch, "mini-batch size B", kShowDefault, {},
-                   within(1, inf, "must be at least 1", "")),
+                   within(1, "must be at least 1")),
       parameter<N>("noise", &N::noise, "label noise variance Δ", kShowDefault, {},
-                   [](double v) {
-                     return std::isfinite(v) && v >= 0 ? std::string()
-                                                       : fmt::format("label noise must be >= 0, got {}", v);
-                   }),
-      parameter<N>("q0", &N::q0, "initial key variance", kShowDefault, {}, above_zero("initial key variance ")),
+                   non_negative("label noise ")),
+      parameter<N>("q0", &N::q0, "initial key variance", kShowDefault, {}, positive("initial key variance ")),
   };
   return table;
 }

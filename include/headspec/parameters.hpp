@@ -125,8 +125,9 @@ nlohmann::json sidecar_parameters(const ParameterTable<S>& table, const S& setti
 void set_from_text(const FieldRef& field, const std::string& name, const std::string& text);
 
 /// Common checks.
-ParameterCheck positive();          ///< finite and > 0
-ParameterCheck non_negative();      ///< finite and >= 0
+/// Finite and > 0; `what` begins the message ("learning rate must be > 0, got 0").
+ParameterCheck positive(std::string what = {});
+ParameterCheck non_negative(std::string what = {});  ///< finite and >= 0, as positive
 ParameterCheck at_least(double n);  ///< >= n
 
 }  // namespace headspec

@@ -215,16 +215,26 @@ TEST(MnistEngine, StepIsMinusLearningRateTimesTheLossGradient) {
   }
 }
 
-// Same seed, same numbers, whatever the number of threads; another seed, other numbers.
-TEST(MnistEngine, RunsAreReproducibleAcrossThreadCounts) {
-  const MnistTask& task = fixture_task();
-  const ModelSpec model = small_model(Activation::Softmax, 2, 4);
+namespace {
+
+// A short study of the fixture's task: records at t = 0, 0.25, 0.5.
+MnistStudySpec short_study(int runs, int test_samples) {
   MnistStudySpec spec;
   spec.nu = 9;
   spec.sim.T = 0.5;
   spec.sim.record_every = 0.25;
-  spec.sim.test_samples = 50;
-  spec.sim.runs = 3;
+  spec.sim.test_samples = test_samples;
+  spec.sim.runs = runs;
+  return spec;
+}
+
+}  // namespace
+
+// Same seed, same numbers, whatever the number of threads; another seed, other numbers.
+TEST(MnistEngine, RunsAreReproducibleAcrossThreadCounts) {
+  const MnistTask& task = fixture_task();
+  const ModelSpec model = small_model(Activation::Softmax, 2, 4);
+  const MnistStudySpec spec = short_study(3, 50);
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);
   const auto one = run_mnist(task, model, spec);
@@ -246,11 +256,7 @@ TEST(MnistEngine, RunsAreReproducibleAcrossThreadCounts) {
 TEST(MnistEngine, RunsDoNotDependOnTheCacheSizesEigenFinds) {
   const MnistTask& task = fixture_task();
   const ModelSpec model = small_model(Activation::Softmax, 3, 4);
-  MnistStudySpec spec;
-  spec.nu = 9;
-  spec.sim.T = 0.5;
-  spec.sim.record_every = 0.25;
-  spec.sim.test_samples = 200;
+  const MnistStudySpec spec = short_study(1, 200);
   const std::ptrdiff_t l1 = Eigen::l1CacheSize(), l2 = Eigen::l2CacheSize(), l3 = Eigen::l3CacheSize();
   Eigen::setCpuCacheSizes(48 * 1024, 1280 * 1024, 24 << 20);  // a 48 KiB-L1 processor
   const auto first = run_mnist(task, model, spec);
