@@ -82,6 +82,32 @@ def with_noise(t, rate, ell, sigma2, t_max, q0):
     return ell + 0.5 * np.log1p(V / q0)
 
 
+def seed_curves(j, mc, q0):
+    """The ℓ(t) of one Monte Carlo seed of a `linearise --along` output: without noise and, when the file has
+    `split_diffusion`, with the finite-D noise; as (kind, label, t, rate, ℓ, t_max)."""
+    along = j["along"]
+    t, rate, ell = (np.array(along[k]) for k in ("t", "rate", "log_growth"))
+    # Beyond the computed trajectory ℓ grows at the last computed rate a(t_max) (a(t) still falls
+    # towards λ⁺ there, so this underestimates τ^s where it is used: the mean and variance through
+    # the runs with small |z|, and D beyond what t_max reaches).
+    t_max = t[-1]
+    t_ext = np.arange(1, 20001) * (t[1] - t[0]) + t_max
+    label = f"N = {mc}, seed {j['seed']}"
+    t_all = np.concatenate([t, t_ext])
+    ell_all = np.concatenate([ell, ell[-1] + rate[-1] * (t_ext - t_max)])
+    out = [("linearised ODE", label, t_all, rate, ell_all, t_max)]
+    if "split_diffusion" in along:
+        out.append(("+ finite-D noise", label, t_all, rate,
+                    with_noise(t_all, rate, ell_all, along["split_diffusion"], t_max, q0), t_max))
+    return out
+
+
+def over_seeds(values):
+    """Mean and sample standard deviation (None with one seed) of a list of numbers."""
+    v = np.array(values, dtype=float)
+    return {"mean": float(v.mean()), "sd": float(v.std(ddof=1)) if len(v) > 1 else None}
+
+
 def erfinv(y):
     """Inverse error function by Newton's method on math.erf (numpy has none; scipy is not required)."""
     from math import erf, exp, pi, sqrt
@@ -108,23 +134,11 @@ def main():
     p.add_argument("--out", required=True)
     a = p.parse_args()
     meas = measured(a.data)
-    curves = []  # one (label, t, rate, ℓ, t_max) per --along file (Monte Carlo seed)
+    curves = []  # one (kind, seed label, t, rate, ℓ, t_max) per Monte Carlo seed of every --along file, and kind
     for path in a.along:
-        j = json.load(open(path))
-        along = j["along"]
-        t, rate, ell = (np.array(along[k]) for k in ("t", "rate", "log_growth"))
-        # Beyond the computed trajectory ℓ grows at the last computed rate a(t_max) (a(t) still falls
-        # towards λ⁺ there, so this underestimates τ^s where it is used: the mean and variance through
-        # the runs with small |z|, and D beyond what t_max reaches).
-        t_max = t[-1]
-        t_ext = np.arange(1, 20001) * (t[1] - t[0]) + t_max
-        label = f"N = {j['settings']['mc']}, seed {j['seed']}"
-        t_all = np.concatenate([t, t_ext])
-        ell_all = np.concatenate([ell, ell[-1] + rate[-1] * (t_ext - t_max)])
-        curves.append((label, t_all, rate, ell_all, t_max))
-        if "split_diffusion" in along:
-            curves.append((label + " + finite-D noise", t_all, rate,
-                           with_noise(t_all, rate, ell_all, along["split_diffusion"], t_max, a.q0), t_max))
+        doc = json.load(open(path))
+        for j in [doc] + doc.get("other_seeds", []):
+            curves += seed_curves(j, doc["settings"]["mc"], a.q0)
     lams = [json.load(open(f))["lambda_plus_over_seeds"]["mean"] for f in a.linearise]
     lam = float(np.mean(lams))
 
@@ -133,12 +147,15 @@ def main():
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
     ax = axes[0]
     preds, pred_at = [], []
-    for k, (label, t, rate, ell, t_max) in enumerate(curves):
+    kinds = list(dict.fromkeys(c[0] for c in curves))
+    for kind, label, t, rate, ell, t_max in curves:
         pred = [predicted(t, ell, D, a.delta, a.q0) for D in grid]
         preds.append(pred)
         pred_at.append({m["D"]: predicted(t, ell, m["D"], a.delta, a.q0) for m in meas})
-        ax.plot(grid, [x[0] for x in pred], f"C{k}-", label=f"linearised ODE ({label}): median over z")
-        ax.plot(grid, [x[1] for x in pred], f"C{k}--", label="  mean over z")
+        k, first = kinds.index(kind), not any(c[0] == kind for c in curves[: len(preds) - 1])
+        ax.plot(grid, [x[0] for x in pred], f"C{k}-", lw=0.8,
+                label=f"{kind}: median over z (one line per seed)" if first else None)
+        ax.plot(grid, [x[1] for x in pred], f"C{k}--", lw=0.8, label="  mean over z" if first else None)
     med = np.array([m["median"] for m in meas])
     ax.plot(Ds, med, "ks", label="measured median (censored = ∞)")
     ax.plot(Ds, [m["mean"] for m in meas], "ko", mfc="none", label="measured mean of specialised runs")
@@ -157,9 +174,9 @@ def main():
     ax.legend(fontsize=7)
 
     ax = axes[1]
-    for k, (label, t, rate, ell, t_max) in enumerate(curves):
-        if not label.endswith("noise"):  # the noise changes ℓ's offset, not a(t)
-            ax.plot(t[: len(rate)], rate, f"C{k}-", label=f"a(t), {label}")
+    for i, (kind, label, t, rate, ell, t_max) in enumerate(curves):
+        if kind == kinds[0]:  # the noise changes ℓ's offset, not a(t)
+            ax.plot(t[: len(rate)], rate, "C0-", lw=0.8, label="a(t), one line per seed" if i == 0 else None)
     ax.axhline(lam, color="C3", ls=":", label=f"λ⁺ at the fixed point = {lam:.4f}")
     for m in meas:
         if np.isfinite(m["median"]):
@@ -170,8 +187,10 @@ def main():
     ax.legend(fontsize=7)
 
     ax = axes[2]
-    for k, pred in enumerate(preds):
-        ax.plot(grid, [x[2] for x in pred], f"C{k}--", label=f"linearised ODE ({curves[k][0]}): Var over z")
+    for i, pred in enumerate(preds):
+        k = kinds.index(curves[i][0])
+        first = i == next(n for n, c in enumerate(curves) if c[0] == curves[i][0])
+        ax.plot(grid, [x[2] for x in pred], f"C{k}--", lw=0.8, label=f"{curves[i][0]}: Var over z" if first else None)
     ax.axhline(np.pi ** 2 / (8 * lam ** 2), color="C3", ls=":", label="π²/(8λ⁺²): D → ∞")
     ax.plot(Ds, [m["var"] for m in meas], "ko", mfc="none", label="measured (specialised runs only)")
     ax.set_xscale("log")
@@ -184,10 +203,17 @@ def main():
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     fig.savefig(a.out, dpi=130, bbox_inches="tight")
-    table = [{"D": m["D"], "runs": m["runs"], "specialised": m["specialised"], "measured_median": m["median"],
-              "measured_mean": m["mean"], "measured_var": m["var"],
-              "predicted": [{"along": curves[k][0], "median": p[m["D"]][0], "mean": p[m["D"]][1], "var": p[m["D"]][2]}
-                            for k, p in enumerate(pred_at)]} for m in meas]
+    table = []
+    for m in meas:
+        row = {"D": m["D"], "runs": m["runs"], "specialised": m["specialised"], "measured_median": m["median"],
+               "measured_mean": m["mean"], "measured_var": m["var"], "predicted": [], "predicted_over_seeds": {}}
+        for (kind, label, *_), p in zip(curves, pred_at):
+            row["predicted"].append({"kind": kind, "along": label, "median": p[m["D"]][0], "mean": p[m["D"]][1],
+                                     "var": p[m["D"]][2]})
+        for kind in kinds:
+            mine = [p for p in row["predicted"] if p["kind"] == kind]
+            row["predicted_over_seeds"][kind] = {q: over_seeds([p[q] for p in mine]) for q in ("median", "mean", "var")}
+        table.append(row)
     print(json.dumps({"lambda_plus": lam, "var_limit": np.pi ** 2 / (8 * lam ** 2), "per_D": table}, indent=1))
 
 

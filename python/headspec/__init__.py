@@ -115,8 +115,8 @@ mnist = _command("mnist", _core.mnist, lambda r: Trajectories(r, "simulation"),
                  "tau (runs × 10, NaN: not specialised).", progress=True)
 linearise = _command("linearise", _core.linearise, dict,
                      "The ODE linearised at the unspecialised fixed point, as `headspec linearise`: the first seed's "
-                     "fixed point, Jacobian, eigenvalues, lambda_plus as arrays; growth, along, prediction and the "
-                     "other seeds as its JSON.")
+                     "fixed point, Jacobian, eigenvalues, lambda_plus as arrays; growth, along, prediction, the "
+                     "other seeds and (mc_seeds > 1) lambda_plus_over_seeds, along_over_seeds as its JSON.")
 sweep = _command("sweep", _core.sweep, lambda r: Sweep(r, _sweep_types()),
                  "A grid over model flags × runs on any engine, as `headspec sweep`: a headspec.Sweep (rows: the "
                  "tidy CSV's columns, summary: the summary CSV's, as arrays; grid values typed; NaN: a cell the "

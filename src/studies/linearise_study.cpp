@@ -156,17 +156,43 @@ nlohmann::json seed_json(const LineariseSettings& o, const ModelSpec& model, con
   return j;
 }
 
+// Mean, sd and standard error over the seeds of each entry of equally long series (one per seed).
+nlohmann::json over_seeds(const std::vector<std::vector<double>>& series) {
+  const std::size_t k = series.size(), n = series.front().size();
+  std::vector<double> mean(n, 0.0), sd(n, 0.0), standard_error(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    double var = 0;
+    for (const auto& s : series) mean[i] += s[i] / k;
+    for (const auto& s : series) var += (s[i] - mean[i]) * (s[i] - mean[i]);
+    sd[i] = std::sqrt(var / (k - 1));
+    standard_error[i] = std::sqrt(var / (k - 1) / k);
+  }
+  return {{"mean", mean}, {"sd", sd}, {"stderr", standard_error}};
+}
+
 // λ⁺ over the seeds: the values, their mean and, with several seeds, sd and stderr.
 nlohmann::json rates_summary(const std::vector<double>& rates) {
-  double mean = 0, var = 0;
-  for (double r : rates) mean += r / rates.size();
-  for (double r : rates) var += (r - mean) * (r - mean);
-  nlohmann::json summary = {{"lambda_plus", rates}, {"mean", mean}};
-  if (rates.size() > 1) {
-    summary["sd"] = std::sqrt(var / (rates.size() - 1));
-    summary["stderr"] = std::sqrt(var / (rates.size() - 1) / rates.size());
+  nlohmann::json summary = {{"lambda_plus", rates}};
+  if (rates.size() == 1) {
+    summary["mean"] = rates.front();
+    return summary;
   }
+  std::vector<std::vector<double>> series;
+  for (double r : rates) series.push_back({r});
+  const nlohmann::json spread = over_seeds(series);
+  for (const char* key : {"mean", "sd", "stderr"}) summary[key] = spread[key].front();
   return summary;
+}
+
+// a(t) and ℓ(t) of --along over the seeds (with several seeds): their mean, sd and stderr at
+// every recorded t — the Monte Carlo error bars of the growth rate (docs/results.md).
+nlohmann::json along_summary(const nlohmann::json& seeds) {
+  std::vector<std::vector<double>> rate, log_growth;
+  for (const nlohmann::json& j : seeds) {
+    rate.push_back(j["along"]["rate"].get<std::vector<double>>());
+    log_growth.push_back(j["along"]["log_growth"].get<std::vector<double>>());
+  }
+  return {{"t", seeds.front()["along"]["t"]}, {"rate", over_seeds(rate)}, {"log_growth", over_seeds(log_growth)}};
 }
 
 }  // namespace
@@ -204,18 +230,20 @@ LineariseOutcome run_linearise_study(const LineariseSettings& o, const Linearise
                           {"integrator", "rk4"},
                           {"value_channel", "integrated"}});
   std::vector<double> rates;
+  nlohmann::json seeds = nlohmann::json::array();
   for (int k = 0; k < o.mc_seeds; ++k) {
     LinearisationSpec s = study.spec;
     s.seed = study.spec.seed + static_cast<uint32_t>(k);
     outcome.results.push_back(linearise(study.model, s));
-    const nlohmann::json j = seed_json(o, study.model, s, outcome.results.back());
+    seeds.push_back(seed_json(o, study.model, s, outcome.results.back()));
     rates.push_back(outcome.results.back().spread_rate);
     if (k == 0)
-      out.update(j);
+      out.update(seeds.back());
     else
-      out["other_seeds"].push_back(j);
+      out["other_seeds"].push_back(seeds.back());
   }
   out["lambda_plus_over_seeds"] = rates_summary(rates);
+  if (o.along > 0 && o.mc_seeds > 1) out["along_over_seeds"] = along_summary(seeds);
   return outcome;
 }
 

@@ -33,6 +33,40 @@ TEST(LineariseCli, JsonAndBadInput) {
   EXPECT_EQ(j["coordinates"].size(), 9u);  // M (4), Q (3), c (2); R is not a free coordinate
 }
 
+// With several seeds, --along gives a(t) and ℓ(t) over the seeds: at every t their mean and
+// sample standard deviation are those of the seeds' own series (seed 1 at the top level, the
+// others in other_seeds), and λ⁺ likewise.
+TEST(LineariseCli, GrowthRateOverSeedsIsTheSeedsMeanAndSpread) {
+  using headspec::testing::run_cli;
+  const auto r = run_cli(
+      "linearise --L 5 --H 2 --mc 1000 --approach-mc 500 --dt 1 --T-max 20 --newton-iterations 0 --along 20 "
+      "--along-every 10 --mc-seeds 3");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::vector<nlohmann::json> seeds = {j};
+  for (const auto& other : j["other_seeds"]) seeds.push_back(other);
+  ASSERT_EQ(seeds.size(), 3u);
+  const auto& summary = j["along_over_seeds"];
+  ASSERT_EQ(summary["t"], j["along"]["t"]);
+  for (const char* series : {"rate", "log_growth"})
+    for (std::size_t i = 0; i < summary["t"].size(); ++i) {
+      double mean = 0, var = 0;
+      for (const auto& s : seeds) mean += s["along"][series][i].get<double>() / 3;
+      for (const auto& s : seeds) var += std::pow(s["along"][series][i].get<double>() - mean, 2) / 2;
+      EXPECT_NEAR(summary[series]["mean"][i].get<double>(), mean, 1e-15) << series << " " << i;
+      EXPECT_NEAR(summary[series]["sd"][i].get<double>(), std::sqrt(var), 1e-15) << series << " " << i;
+      EXPECT_NEAR(summary[series]["stderr"][i].get<double>(), std::sqrt(var / 3), 1e-15) << series << " " << i;
+    }
+  EXPECT_GT(summary["rate"]["sd"][0].get<double>(), 0.0) << "three sample sets, three growth rates";
+  double lambda_mean = 0;
+  for (const auto& s : seeds) lambda_mean += s["spread_mode"]["lambda_plus"].get<double>() / 3;
+  EXPECT_NEAR(j["lambda_plus_over_seeds"]["mean"].get<double>(), lambda_mean, 1e-15);
+  const auto one = run_cli("linearise --L 5 --H 2 --mc 500 --approach-mc 500 --dt 1 --T-max 10 "
+                           "--newton-iterations 0 --along 10 --along-every 10");
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_FALSE(nlohmann::json::parse(one.out).contains("along_over_seeds")) << "one seed has no spread";
+}
+
 // A mixture prior symmetric under θ_f → −θ_f in both directions (four atoms ±e_1, ±e_2) is
 // linearised like flip and gauss: both directions' columns of M are the fixed point's zeros,
 // the group has 2! × 2² elements; one that is symmetric in direction 2 only names it; one
