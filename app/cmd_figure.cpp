@@ -1,6 +1,7 @@
-// `headspec figure N [--quick] [--out-dir DIR] [--sde-runs K] [--lr-schedule S] [--mc-method M]`: the data and picture of
-// one figure of the seed paper (1 … 14), or of figure 15, Bayes-softmax at ε_Bayes with schedules. The figure scripts
-// (python/figures/) call this binary for the numbers and matplotlib for the drawing.
+// `headspec figure N [--quick] [--out-dir DIR] [--sde-runs K] [--lr-schedule S] [--mc-method M] [--mc-seed S]`: the
+// data and picture of
+// one figure of the seed paper (1 … 14), or of figure 15, Bayes-softmax at ε_Bayes with schedules. The figure
+// scripts (python/figures/) call this binary for the numbers and matplotlib for the drawing.
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -28,6 +29,7 @@ struct FigureOptions {
   int sde_runs = 0;
   std::string lr_schedule;  ///< figure 4: the theory's runs with this schedule (docs/cli.md)
   std::string mc_method;    ///< the theory's Monte Carlo method in every command (empty: its default)
+  int64_t mc_seed = -1;     ///< the seed of every command's Monte Carlo samples (−1: each command's own)
 };
 
 constexpr int kLastFigure = 15;
@@ -72,6 +74,8 @@ int run_figure(const FigureOptions& o, bool check_only) {
     LrSchedule::parse(o.lr_schedule);  // refused here, before the driver starts
   }
   if (!o.mc_method.empty()) parse_sampling_method(o.mc_method);  // refused here, naming --mc-method
+  if (o.mc_seed < -1 || o.mc_seed > 0xFFFFFFFFLL)
+    throw UsageError(fmt::format("--mc-seed: must be in [0, 2^32), got {}", o.mc_seed));
   if (o.sde_runs < 0 || o.sde_runs > 10000)
     throw UsageError(fmt::format("--sde-runs: must be in [0, 10000], got {}", o.sde_runs));
   if (o.sde_runs > 0 && o.number != 1 && o.number != 9 && o.number != 10)
@@ -105,6 +109,10 @@ int run_figure(const FigureOptions& o, bool check_only) {
     args.emplace_back("--mc-method");
     args.push_back(o.mc_method);
   }
+  if (o.mc_seed >= 0) {
+    args.emplace_back("--mc-seed");
+    args.push_back(std::to_string(o.mc_seed));
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -133,6 +141,12 @@ Command add_figure_command(CLI::App& app) {
   sub->add_option("--mc-method", opts->mc_method,
                   "plain | symmetric | sobol: the Monte Carlo method of every theory, linearise and theory-sweep "
                   "command of the figure (default: theirs, sobol; docs/model.md §6)");
+  sub->add_option("--mc-seed", opts->mc_seed,
+                  "the seed of the Monte Carlo samples of every theory, stochastic-theory and theory-sweep command "
+                  "(their --mc-seed: one sample set shared by all runs of a command) and of every linearise (its "
+                  "--seed); the initial states stay those of the figure's seeds (default: each command's own "
+                  "samples; docs/figures.md)")
+      ->transform(decimal_text<int64_t>("mc-seed"));
   return {sub, [opts](const std::vector<std::string>&, bool check_only) { return run_figure(*opts, check_only); }};
 }
 

@@ -60,10 +60,12 @@ def forward_signals():
 class Figure:
     """One figure's run: where its files go, which binary computes, and what was run."""
 
-    def __init__(self, number, binary, out_dir, quick, lr_schedule="", mc_method=""):
+    def __init__(self, number, binary, out_dir, quick, lr_schedule="", mc_method="", mc_seed=None):
         self.number = number
         # `figure N --mc-method M`: every theory, linearise and theory-sweep command takes it
         self.mc_method = mc_method
+        # `figure N --mc-seed S`: every command's Monte Carlo samples are those of seed S (with_monte_carlo)
+        self.mc_seed = mc_seed
         # `figure 4 --lr-schedule S`: the runs take the schedule, the files are named fig4_<S>.*
         self.lr_schedule = lr_schedule
         self.name = f"fig{number}" + (("_" + re.sub(r"[^A-Za-z0-9.]+", "_", lr_schedule)) if lr_schedule else "")
@@ -82,7 +84,7 @@ class Figure:
 
     def run(self, *args):
         """Runs `headspec ARGS`; its CSV is written with --out. Returns the parsed table."""
-        args = self.with_mc_method([str(a) for a in args])
+        args = self.with_monte_carlo([str(a) for a in args])
         out = args[args.index("--out") + 1]
         cmd = [self.binary] + args
         self.commands.append(" ".join(["headspec"] + args))
@@ -129,7 +131,7 @@ class Figure:
         time and each on one thread: independent runs share the cores better than one run's
         per-evaluation thread team on a loaded machine, and the numbers do not depend on the
         thread count. Returns their tables in the order given (commands recorded in that order)."""
-        commands = [self.with_mc_method([str(a) for a in args]) for args in commands]
+        commands = [self.with_monte_carlo([str(a) for a in args]) for args in commands]
         env = dict(os.environ, OMP_NUM_THREADS="1")
 
         def one(args):
@@ -148,12 +150,21 @@ class Figure:
                                  f"{res.returncode}")
         return [read_csv(args[args.index("--out") + 1]) for args in commands]
 
-    def with_mc_method(self, args):
-        """args with `--mc-method M` added to the commands that take it (theory, linearise,
-        sweep --engine theory) when the figure was given one (docs/model.md §6: plain,
-        symmetric, sobol; without it they run their default, sobol)."""
-        theory = args[0] in ("theory", "linearise") or (args[0] == "sweep" and "theory" in args)
-        return args + ["--mc-method", self.mc_method] if self.mc_method and theory else args
+    def with_monte_carlo(self, args):
+        """args with the figure's Monte Carlo flags. `--mc-method M` goes to the commands that take
+        it (theory, linearise, sweep --engine theory; without it they run their default, sobol).
+        `--mc-seed S` sets the seed of the samples: --mc-seed S of theory (ODE and --sde) and of
+        sweep --engine theory or sde, in place of the one the figure gave (so with --runs every run
+        shares sample set S, as theory --mc-seed means), and --seed S of linearise, whose --seed is
+        its Monte Carlo seed; the initial states keep the figure's seeds."""
+        engine = args[args.index("--engine") + 1] if args[0] == "sweep" and "--engine" in args else ""
+        if self.mc_method and (args[0] in ("theory", "linearise") or engine == "theory"):
+            args = args + ["--mc-method", self.mc_method]
+        if self.mc_seed is not None:
+            flag = "--seed" if args[0] == "linearise" else "--mc-seed"
+            if args[0] in ("theory", "linearise") or engine in ("theory", "sde"):
+                args = replace_flag(args, flag, str(self.mc_seed))
+        return args
 
     def write_table(self, suffix, columns, rows):
         """The figure's own derived table (e.g. one value per point and run), written whole:
@@ -176,6 +187,7 @@ class Figure:
             "quick": self.quick,
             "lr_schedule": self.lr_schedule or "constant",
             "mc_method": self.mc_method or "default",
+            "mc_seed": self.mc_seed if self.mc_seed is not None else "default",
             "parameters": self.parameters,
             "commands": self.commands,
             "reused_outputs": self.reused,
@@ -185,6 +197,14 @@ class Figure:
         with open(tmp, "w") as f:
             json.dump(meta, f, indent=2)
         os.replace(tmp, self.path(".json"))
+
+
+def replace_flag(args, flag, value):
+    """args with `flag value` in place of the flag's value when present, else at the end."""
+    if flag in args:
+        i = args.index(flag)
+        return args[: i + 1] + [value] + args[i + 2:]
+    return args + [flag, value]
 
 
 def with_size_overrides(sizes):

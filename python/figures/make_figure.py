@@ -1,6 +1,6 @@
 """Computes and draws one figure of the seed paper (1 … 14) or figure 15 (Bayes-softmax at ε_Bayes with
 learning-rate schedules): make_figure.py N [--quick] [--out-dir DIR] [--sde-runs K] [--lr-schedule S]
-[--mc-method M] --binary PATH."""
+[--mc-method M] [--mc-seed S] --binary PATH."""
 import argparse
 import importlib
 import os
@@ -28,6 +28,7 @@ def main(argv=None):
     p.add_argument("--sde-runs", type=int, default=0)
     p.add_argument("--lr-schedule", default="")
     p.add_argument("--mc-method", default="")
+    p.add_argument("--mc-seed", type=int, default=None)
     a = p.parse_args(argv)
     if a.number not in AVAILABLE:
         sys.stderr.write(f"headspec: error: figure: no figure {a.number} (available: {sorted(AVAILABLE)})\n")
@@ -36,7 +37,7 @@ def main(argv=None):
     from common import Figure, forward_signals
     forward_signals()
     module = importlib.import_module(AVAILABLE[a.number])
-    f = Figure(a.number, a.binary, a.out_dir, a.quick, lr_schedule=a.lr_schedule, mc_method=a.mc_method)
+    f = Figure(a.number, a.binary, a.out_dir, a.quick, lr_schedule=a.lr_schedule, mc_method=a.mc_method, mc_seed=a.mc_seed)
     f.sde_runs = a.sde_runs
     module.make(f)
     print(f.path(".png"))

@@ -98,11 +98,34 @@ def test_figure_one_with_the_stochastic_theorys_band(tmp_path):
     assert runs == {"0", "1"}
 
 
+def test_figure_with_a_monte_carlo_seed(tmp_path):
+    """`figure N --mc-seed S`: every theory command (the ODE and the stochastic theory's band,
+    which named a seed of its own) draws its samples from seed S, given once; the simulation and
+    the initial states keep the figure's seeds; recorded with the figure and in each sidecar."""
+    res = subprocess.run([BINARY, "figure", "1", "--quick", "--sde-runs", "2", "--mc-seed", "5", "--out-dir",
+                          str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    meta = json.loads((tmp_path / "fig1.json").read_text())
+    assert meta["mc_seed"] == 5
+    commands = [c.split() for c in meta["commands"]]
+    theory = [c for c in commands if c[1] == "theory"]
+    assert len(theory) == 2
+    for c in theory:
+        assert c.count("--mc-seed") == 1 and c[c.index("--mc-seed") + 1] == "5", c
+    assert all("--mc-seed" not in c for c in commands if c[1] == "simulate")
+    for name in ("fig1_theory.csv", "fig1_sde.csv"):
+        with open(tmp_path / (name + ".json")) as f:
+            side = json.load(f)
+        assert side["theory"]["mc_seed"] == 5, name
+        assert side["theory"]["seed"] in (1, 1001), name  # the initial state's (and the band's noise) seed
+
+
 @pytest.mark.parametrize("args", [
     ["2", "--sde-runs", "3"], ["1", "--sde-runs", "-1"],  # no band in Fig. 2; a negative count
     ["4", "--lr-schedule", "inverse:0", "--quick"], ["4", "--lr-schedule", "warm", "--quick"],
     ["1", "--lr-schedule", "inverse:20", "--quick"],  # only Fig. 4 takes a schedule
     ["2", "--mc-method", "quasi", "--quick"],
+    ["2", "--mc-seed", "-2", "--quick"], ["2", "--mc-seed", "4294967296", "--quick"],
 ])
 def test_bad_or_misplaced_flag_is_refused(args, tmp_path):
     """Exit 2 with one line naming the flag (args[1]), before anything is written."""
