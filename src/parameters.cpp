@@ -379,6 +379,8 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
         parameter<S>("init-D", &W::init_D, "theory: D of the initial state", kShowDefault, "theory"),
         parameter<S>("init-engine", &W::init_engine, "theory: engine of the initial state (dense | gram)", kShowDefault, "theory"),
         parameter<S>("flow", &W::flow, "theory: gradient flow, no η² term, time τ = ηt (docs/model.md §6)", 0),
+        parameter<S>("keep-R", &W::keep_R,
+                     "theory, sde: keep R(0) from the draw and sample the value channel (general path)", 0),
         parameter<S>("until-converged", &W::until_converged, "theory: stop a run once every |derivative| is below this",
                      0, "theory"),
         parameter<S>("until-error-settled", &W::until_error_settled,

@@ -45,6 +45,7 @@ struct SweepSettings {
   double until_error_settled = 0;
   double error_window = 20;
   bool flow = false;  // gradient flow (docs/model.md §6)
+  bool keep_R = false;  // R(0) kept and the value channel sampled (docs/theory.md §1)
   // specialisation (docs/model.md §10)
   double delta = 0.2;
   bool stop_when_specialised = false;

@@ -137,6 +137,7 @@ def sweep(
     init_D: int | None = 10000,  # theory: D of the initial state
     init_engine: str | None = 'dense',  # theory: engine of the initial state (dense | gram)
     flow: bool | None = False,  # theory: gradient flow, no η² term, time τ = ηt (docs/model.md §6)
+    keep_R: bool | None = False,  # theory, sde: keep R(0) from the draw and sample the value channel (general path)
     until_converged: float | None = 0.0,  # theory: stop a run once every |derivative| is below this
     until_error_settled: float | None = 0.0,  # theory: stop a run once the recorded error's means over the four quarters of the last --error-window differ by less than this fraction of the last one
     error_window: float | None = 20.0,  # theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals

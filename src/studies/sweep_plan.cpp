@@ -72,6 +72,7 @@ void SweepPlan::check_theory_only_flags() const {
   if (o.mc_method != SweepSettings{}.mc_method) throw ParameterError("mc-method", "only for --engine theory");
   if (o.mc_seed != -1) throw ParameterError("mc-seed", "only for --engine theory");
   if (o.flow) throw ParameterError("flow", "only for --engine theory");
+  if (o.keep_R) throw ParameterError("keep-R", "only for --engine theory or sde");
   if (o.until_error_settled != 0) throw ParameterError("until-error-settled", "only for --engine theory");
 }
 
@@ -98,6 +99,7 @@ void SweepPlan::plan_theory(uint32_t seed) {
   mc_.mode = monte_carlo_mode(o.mc_resample);
   mc_.method = parse_sampling_method(o.mc_method);
   mc_.flow = o.flow;
+  mc_.channel = o.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
   mc_seed_ = runs_samples_seed(checked_mc_seed(o.mc_seed), sde_, seed);
 }
 
@@ -196,6 +198,7 @@ std::string SweepPlan::task_key(int task) const {
       key["theory"]["until_error_settled"] = {o.until_error_settled, o.error_window};
     if (o.stop_when_specialised) key["theory"]["stop_when_specialised"] = o.delta;
     if (o.flow) key["theory"]["flow"] = true;
+    if (o.keep_R) key["theory"]["keep_R"] = true;
     if (sde_) key["D"] = p.D;
   } else {
     key["D"] = p.D;
@@ -416,6 +419,7 @@ nlohmann::json sweep_sidecar(const SweepPlan& plan, const SweepTable& table, con
     meta["theory"]["mc_mode"] = o.mc_resample ? "resample" : "fixed";
     meta["theory"]["integrator"] = to_string(plan.integration().method);
     if (o.flow) meta["theory"]["time"] = "tau = lr t: gradient flow (docs/model.md §6)";
+    if (o.keep_R) meta["theory"].update({{"keep_R", true}, {"value_channel", "sampled"}});
   }
   nlohmann::json diverged = nlohmann::json::array();
   for (const auto& s : table.summary)

@@ -80,3 +80,29 @@ TEST(TheorySdeCli, SweepEngineSdeRunsEachPointAtItsD) {
   EXPECT_EQ(a.values[2][a.column("M_1_2")], sw.values[2][sw.column("M_1_2")]);  // sweep point D = 100, run 0
   EXPECT_NE(a.values[2][a.column("M_1_2")], b.values[2][b.column("M_1_2")]);
 }
+
+// sweep --keep-R (theory and sde engines) runs the general path as theory --keep-R does: the
+// same rows, R(0) from the draw and moving; the finite-D engines refuse it, naming it.
+TEST(TheorySdeCli, SweepKeepsRAsTheoryDoes) {
+  const auto dir = fresh_dir("sde_sweep_keep_R");
+  const auto out = dir / "s.csv";
+  const std::string flags = " --L 5 --mc 1024 --integrator heun --dt 0.5 --T 4 --init-engine gram --record-every 2 --runs 2";
+  const auto r = run_cli("sweep --engine sde --keep-R --grid D=100" + flags + " --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto theory = run_cli("theory --sde --keep-R --init-D 100" + flags);
+  ASSERT_EQ(theory.status, 0) << theory.err;
+  const Rows sw = parse(read_file(out)), th = parse(theory.out);
+  ASSERT_EQ(sw.values.size(), th.values.size());
+  for (std::size_t i = 0; i < th.values.size(); ++i)
+    for (const char* c : {"t", "loss", "M_1_2", "R_1", "R_2", "Q_1_1", "c_1"})
+      EXPECT_EQ(sw.values[i][sw.column(c)], th.values[i][th.column(c)]) << c << " row " << i;
+  EXPECT_NE(th.values[0][th.column("R_1")], 0.0) << "R(0) is the draw's";
+  EXPECT_NE(th.values[1][th.column("R_1")], th.values[0][th.column("R_1")]) << "R moves";
+  const nlohmann::json side = nlohmann::json::parse(read_file(dir / "s.csv.json"));
+  EXPECT_EQ(side["theory"]["value_channel"], "sampled");
+  const auto gram = run_cli("sweep --engine gram --keep-R --grid D=100 --T 1 --out " + (dir / "g.csv").string());
+  EXPECT_EQ(gram.status, 2);
+  EXPECT_NE(gram.err.find("--keep-R"), std::string::npos) << gram.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "g.csv"));
+  std::filesystem::remove_all(dir);
+}
