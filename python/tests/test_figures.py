@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -118,6 +119,26 @@ def test_figure_with_a_monte_carlo_seed(tmp_path):
             side = json.load(f)
         assert side["theory"]["mc_seed"] == 5, name
         assert side["theory"]["seed"] in (1, 1001), name  # the initial state's (and the band's noise) seed
+
+
+def test_figure_reuse_skips_finished_commands(tmp_path):
+    """HEADSPEC_FIGURE_REUSE=1: a figure run again in its folder reuses every command whose CSV
+    and sidecar are there (commands run one by one as well as in parallel), recomputes none of
+    them and draws the same figure data."""
+    cmd = [BINARY, "figure", "2", "--quick", "--out-dir", str(tmp_path)]
+    assert subprocess.run(cmd, capture_output=True, text=True, timeout=300).returncode == 0
+    csvs = sorted(glob.glob(str(tmp_path / "fig2_*.csv")))
+    assert csvs
+    def state():
+        return {p: (os.stat(p).st_mtime_ns, Path(p).read_bytes()) for p in csvs}
+
+    before = state()
+    env = dict(os.environ, HEADSPEC_FIGURE_REUSE="1")
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert res.returncode == 0, res.stderr
+    meta = json.loads((tmp_path / "fig2.json").read_text())
+    assert sorted(meta["reused_outputs"]) == csvs
+    assert state() == before
 
 
 @pytest.mark.parametrize("args", [
