@@ -63,13 +63,14 @@ SymmetricSamples::SymmetricSamples(const ModelSpec& model, const TheoryOptions& 
     : model_(model),
       group_(model),
       sampled_(options.channel == ValueChannel::Sampled),
+      value_signs_(sampled_ ? 2 : 1),
       seed_(options.seed),
       randomisations_(options.method != SamplingMethod::Sobol ? 0 : options.only_randomisation >= 0 ? 1
                                                                                                      : options.randomisations),
       first_set_(std::max(options.only_randomisation, 0)),
-      per_randomisation_(randomisations_ > 0 ? orbits_per_set(options.samples, group_.size(), options.randomisations)
+      per_randomisation_(randomisations_ > 0 ? orbits_per_set(options.samples, orbit_size_of(model, options), options.randomisations)
                                              : 0),
-      orbits_(orbits_for(options, group_.size())),
+      orbits_(orbits_for(options, orbit_size_of(model, options))),
       base_width_(base_width_of(model, sampled_)) {
   quasi_dimension_ = model.prior.uniforms_per_draw() + base_width_ - model.F();
   helmert_ = helmert_basis(model.H);
@@ -98,8 +99,12 @@ void SymmetricSamples::draw_base(int64_t o, uint64_t draw, double* out) const {
 
 int64_t SymmetricSamples::stored_lanes(const ModelSpec& model, const TheoryOptions& options) {
   if (options.mode != MonteCarloMode::Fixed) return 0;
-  const int64_t groups = (orbits_for(options, SymmetryGroup(model).size()) + kLanes - 1) / kLanes;
+  const int64_t groups = (orbits_for(options, orbit_size_of(model, options)) + kLanes - 1) / kLanes;
   return groups * base_width_of(model, options.channel == ValueChannel::Sampled);
+}
+
+int SymmetricSamples::orbit_size_of(const ModelSpec& model, const TheoryOptions& options) {
+  return SymmetryGroup(model).size() * (options.channel == ValueChannel::Sampled ? 2 : 1);
 }
 
 int64_t SymmetricSamples::orbits_for(const TheoryOptions& options, int orbit_size) {
@@ -162,8 +167,10 @@ void SymmetricSamples::draw_group(int64_t q, uint64_t draw, double* aos, Lanes* 
 
 void SymmetricSamples::fill_element(const Lanes* base, int e, const Conditioning& cond, Lanes* soa) const {
   const int F = model_.F(), H = model_.H, L = model_.L, K = F + H;
-  const int* perm = perms_.data() + group_.permutation_of(e) * H;
-  const double* sign = signs_.data() + group_.signs_of(e) * F;
+  const int slot = e % sign_slots();
+  const int* perm = perms_.data() + (e / sign_slots()) * H;
+  const double* sign = signs_.data() + (slot % group_.sign_count()) * F;
+  const double value_sign = slot < group_.sign_count() ? 1.0 : -1.0;
   const double *B = cond.B.data(), *D = cond.D.data();
   // λ̄_ℓ = θ' 1[ℓ = ℓ*] + B ξ'_ℓ and w̄_ℓ = D ξ'_ℓ.
   for (int l = 0; l < L; ++l) {
@@ -179,7 +186,8 @@ void SymmetricSamples::fill_element(const Lanes* base, int e, const Conditioning
       soa[l * K + F + h] = v;
     }
   }
-  for (int i = 0; i < base_width_ - F - L * H; ++i) soa[L * K + i] = base[F + L * H + i];
+  // g_ℓ and the label noise, with the value sign.
+  for (int i = 0; i < base_width_ - F - L * H; ++i) soa[L * K + i] = value_sign * base[F + L * H + i];
 }
 
 }  // namespace headspec::theory_rates

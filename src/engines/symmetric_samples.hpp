@@ -3,7 +3,8 @@
 // Monte Carlo"). Each orbit holds one base sample — θ, and ξ_ℓ ∈ R^H for every position
 // (with the value channel sampled also g_ℓ and the label noise ξ) — and its images under the
 // model's symmetry group (symmetry_group.hpp): θ's symmetric directions flipped, the heads'
-// components of ξ_ℓ permuted. The latent projections λ are integrated out given the scores:
+// components of ξ_ℓ permuted; with the value channel sampled also the value sign
+// (g, ξ) → (−g, −ξ), the image of R → −R, under which R = 0 is invariant (docs/theory.md §1). The latent projections λ are integrated out given the scores:
 //   s_ℓ = Mθ 1[ℓ = ℓ*] + R g_ℓ + Q̃^{1/2} ξ_ℓ,   Q̃ = Q − RRᵀ,
 //   E[λ_ℓ | s, g, θ] = θ 1[ℓ = ℓ*] + Mᵀ Q̃^{+1/2} ξ_ℓ,
 // so a sample carries H + (g sampled) numbers per position instead of F + H (+ 1). fill_batch
@@ -39,9 +40,14 @@ class SymmetricSamples {
   static int64_t stored_lanes(const ModelSpec& model, const TheoryOptions& options);
 
   const SymmetryGroup& group() const { return group_; }
-  int orbit_size() const { return group_.size(); }
+  /// The orbit of a model and value channel: the group's elements, times 2 value signs when sampled.
+  static int orbit_size_of(const ModelSpec& model, const TheoryOptions& options);
+  int orbit_size() const { return group_.size() * value_signs_; }
+  /// The elements of an orbit per head permutation, e = p · sign_slots() + s: the group's sign
+  /// flips σ = s mod sign_count(), the value sign s / sign_count() (0 or, sampled, 1).
+  int sign_slots() const { return group_.sign_count() * value_signs_; }
   int64_t orbits() const { return orbits_; }
-  int64_t samples() const { return orbits_ * group_.size(); }
+  int64_t samples() const { return orbits_ * orbit_size(); }
   /// Orbits are taken kLanes at a time, orbit 8q + j in lane j of group q.
   int64_t orbit_groups() const { return (orbits_ + kLanes - 1) / kLanes; }
   /// Numbers per base sample: θ (F), ξ (L·H, position-major), [g (L), label noise].
@@ -67,6 +73,7 @@ class SymmetricSamples {
   ModelSpec model_;
   SymmetryGroup group_;
   bool sampled_;
+  int value_signs_;  // 2 with the value channel sampled, else 1
   uint32_t seed_;
   int randomisations_ = 0;
   int first_set_ = 0;  // the scrambling of this engine's set 0 (only_randomisation)

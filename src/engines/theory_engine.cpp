@@ -111,7 +111,7 @@ int64_t TheoryEngine::samples_used() const { return symmetric_ ? symmetric_->sam
 
 int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& options) {
   if (options.method == SamplingMethod::Plain) return options.samples;
-  const int orbit = SymmetryGroup(model).size();
+  const int orbit = theory_rates::SymmetricSamples::orbit_size_of(model, options);
   return theory_rates::SymmetricSamples::orbits_for(options, orbit) * orbit;
 }
 

@@ -125,7 +125,7 @@ void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, 
   const theory_rates::SymmetricSamples& samples = *symmetric_;
   const bool sampled = options_.channel == ValueChannel::Sampled;
   const uint64_t draw_used = options_.mode == MonteCarloMode::Fixed ? 0 : draw;
-  const int G = samples.orbit_size(), signs = samples.group().sign_count();
+  const int G = samples.orbit_size(), signs = samples.sign_slots();
   const int64_t orbits = samples.orbits(), groups = samples.orbit_groups();
   // Blocks of about kBlock samples: whole groups of kLanes orbits.
   const int sets = samples.randomisations();

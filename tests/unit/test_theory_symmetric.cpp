@@ -110,6 +110,33 @@ TEST(TheorySymmetric, SignFlipOfAColumnNegatesItsRatesExactly) {
     }
 }
 
+// With the value channel sampled, the orbits hold the value sign (g, ξ) → (−g, −ξ), the image
+// of R → −R (docs/theory.md §1): at R = 0 the rates of R are exactly 0 (so R = 0 stays
+// invariant, as with the value channel integrated out), and negating R negates them bit for bit
+// and leaves every other rate as it is.
+TEST(TheorySymmetric, ValueSignKeepsRZeroAndNegatesItsRatesExactly) {
+  for (SamplingMethod method : kMethods)
+    for (const auto& [name, m] : models()) {
+      const TheoryEngine engine(m, symmetric_options(ValueChannel::Sampled, 600, method));
+      OrderParameters op = generic_state(m, true);
+      OrderParameters negated = op;
+      negated.R *= -1.0;
+      TheoryEvaluation a, b, zero;
+      engine.evaluate(op, 0, a);
+      engine.evaluate(negated, 0, b);
+      for (std::size_t i = 0; i < a.rate.size(); ++i) {
+        const bool of_R = i >= engine.layout().r_index(0) && i <= engine.layout().r_index(m.H - 1);
+        EXPECT_EQ(b.rate[i], of_R ? -a.rate[i] : a.rate[i]) << name << " entry " << i;
+      }
+      EXPECT_EQ(a.error, b.error) << name;
+      op.R.setZero();
+      op.Q = op.M * op.M.transpose() + 0.5 * Eigen::MatrixXd::Identity(m.H, m.H);
+      engine.evaluate(op, 0, zero);
+      for (int h = 0; h < m.H; ++h) EXPECT_EQ(zero.rate[engine.layout().r_index(h)], 0.0) << name << " head " << h;
+      EXPECT_NE(a.rate[engine.layout().r_index(0)], 0.0) << name;
+    }
+}
+
 TEST(TheorySymmetric, HeadPermutationPermutesTheRightHandSideExactly) {
   for (SamplingMethod method : kMethods)
   for (int H : {2, 3, 4, 5})
