@@ -4,7 +4,8 @@
 // (with the value channel sampled also g_ℓ and the label noise ξ) — and its images under the
 // model's symmetry group (symmetry_group.hpp): θ's symmetric directions flipped, the heads'
 // components of ξ_ℓ permuted; with the value channel sampled also the value sign
-// (g, ξ) → (−g, −ξ), the image of R → −R, under which R = 0 is invariant (docs/theory.md §1). The latent projections λ are integrated out given the scores:
+// (g, ξ) → (−g, −ξ), the image of R → −R, under which R = 0 is invariant (docs/theory.md §1).
+// The latent projections λ are integrated out given the scores:
 //   s_ℓ = Mθ 1[ℓ = ℓ*] + R g_ℓ + Q̃^{1/2} ξ_ℓ,   Q̃ = Q − RRᵀ,
 //   E[λ_ℓ | s, g, θ] = θ 1[ℓ = ℓ*] + Mᵀ Q̃^{+1/2} ξ_ℓ,
 // so a sample carries H + (g sampled) numbers per position instead of F + H (+ 1). fill_batch

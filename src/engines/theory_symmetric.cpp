@@ -14,7 +14,8 @@ namespace {
 
 using namespace theory_evaluation;
 
-// The sums of the rates of kLanes orbits (one per lane) over their elements e = p·S + σ,
+// The sums of the rates of kLanes orbits (one per lane) over their elements e = p·S + σ (σ the
+// sign slot: the group's sign flips and, value channel sampled, the value sign as its top bit),
 // given in order: over σ as a binary tree (a stack of partial sums, left + right), then over
 // p in order. Where M_{:,f} = 0 for a symmetric direction f, elements σ and σ ⊕ bit(f) have
 // opposite dM_{:,f} and equal other rates, and every subtree pairing them sums to exactly 0;
