@@ -29,8 +29,6 @@ class SymmetryGroup {
   bool all_permutations() const { return all_perms_; }
   /// Elements: e = p · sign_count() + σ, σ's bit k flipping direction sign_directions()[k].
   int size() const { return static_cast<int>(perms_.size()) * sign_count(); }
-  int permutation_of(int e) const { return e / sign_count(); }
-  int signs_of(int e) const { return e % sign_count(); }
   /// +1 or −1: the sign that element signs σ give direction f.
   double sign(int sigma, int f) const;
 

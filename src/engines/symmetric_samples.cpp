@@ -68,9 +68,9 @@ SymmetricSamples::SymmetricSamples(const ModelSpec& model, const TheoryOptions& 
       randomisations_(options.method != SamplingMethod::Sobol ? 0 : options.only_randomisation >= 0 ? 1
                                                                                                      : options.randomisations),
       first_set_(std::max(options.only_randomisation, 0)),
-      per_randomisation_(randomisations_ > 0 ? orbits_per_set(options.samples, orbit_size_of(model, options), options.randomisations)
+      per_randomisation_(randomisations_ > 0 ? orbits_per_set(options.samples, orbit_size(), options.randomisations)
                                              : 0),
-      orbits_(orbits_for(options, orbit_size_of(model, options))),
+      orbits_(orbits_for(options, orbit_size())),
       base_width_(base_width_of(model, sampled_)) {
   quasi_dimension_ = model.prior.uniforms_per_draw() + base_width_ - model.F();
   helmert_ = helmert_basis(model.H);
