@@ -1,7 +1,6 @@
 // `headspec figure N [--quick] [--out-dir DIR] [--sde-runs K] [--lr-schedule S] [--mc-method M] [--mc-seed S]`: the
-// data and picture of
-// one figure of the seed paper (1 … 14), or of figure 15, Bayes-softmax at ε_Bayes with schedules. The figure
-// scripts (python/figures/) call this binary for the numbers and matplotlib for the drawing.
+// data and picture of one figure of the seed paper (1 … 14), or of figure 15, Bayes-softmax at ε_Bayes with
+// schedules. The figure scripts (python/figures/) call this binary for the numbers and matplotlib for the drawing.
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
