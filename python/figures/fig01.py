@@ -3,7 +3,7 @@
 import matplotlib.pyplot as plt
 
 import headspec.plot as hp
-from common import simulation_engine
+from common import simulation_engine, simulation_test_samples
 
 MODEL = ["--prior", "flip", "--nu", "2,2", "--L", "10", "--H", "2", "--activation", "softmax", "--lr", "1"]
 
@@ -35,10 +35,7 @@ def make(f):
         D, T, rec, mc, dt = 10000, 150, 3, 32768, 0.4
     else:
         D, T, rec, mc, dt = 10000, 150, 2, 131072, 0.1
-    # `simulate` reuses one test set at every record, so its error curve is offset as a whole by
-    # that set's error: ~0.05 with the default 2000 (Fig. 9), 0.01 with 2·10^4 (Fig. 9 at t = 20:
-    # 0.571 against 0.5608 with 2·10^5), so 2·10^5 at full size.
-    tests = 20000 if f.quick else 200000
+    tests = simulation_test_samples(f.quick)
     f.parameters = {"engine": engine, "D": D, "T": T, "record_every": rec, "test_samples": tests, "mc": mc,
                     "dt": dt, "seed": 1, "model": " ".join(MODEL)}
     sim = f.run("simulate", "--engine", engine, "--D", D, "--T", T, "--record-every", rec, "--test-samples", tests,

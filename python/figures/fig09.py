@@ -2,7 +2,7 @@
 L = 5, H = 2, flip ν = (2, 2), η = 1, D = 10^4."""
 import matplotlib.pyplot as plt
 
-from common import simulation_engine
+from common import simulation_engine, simulation_test_samples
 import headspec.plot as hp
 from fig01 import sde_band
 
@@ -20,10 +20,7 @@ def rows(f, model, T_quick, T_full, title):
         # (Fig. 10, Bayes-softmax) from its value at 160000, an error of the even rates
         # (docs/theory.md §2); at 160000 two sample sets agree within docs/figures.md's figures.
         D, T, rec, mc, dt = 10000, T_full, 2, 160000, 0.1
-    # `simulate` reuses one test set at every record, so its error curve is offset as a whole by
-    # that set's error: ~0.05 with the default 2000 (Fig. 9), 0.01 with 2·10^4 (Fig. 9 at t = 20:
-    # 0.571 against 0.5608 with 2·10^5), so 2·10^5 at full size.
-    tests = 20000 if f.quick else 200000
+    tests = simulation_test_samples(f.quick)
     f.parameters = {"engine": engine, "D": D, "T": T, "record_every": rec, "test_samples": tests, "mc": mc,
                     "dt": dt, "seed": 1,
                     "model": " ".join(model), "activations": [a for a, _ in ACTIVATIONS]}

@@ -148,11 +148,14 @@ def main():
     ax = axes[0]
     preds, pred_at = [], []
     kinds = list(dict.fromkeys(c[0] for c in curves))
-    for kind, label, t, rate, ell, t_max in curves:
+    first_of_kind = {}  # the first curve of each kind carries the legend label
+    for i, c in enumerate(curves):
+        first_of_kind.setdefault(c[0], i)
+    for i, (kind, label, t, rate, ell, t_max) in enumerate(curves):
         pred = [predicted(t, ell, D, a.delta, a.q0) for D in grid]
         preds.append(pred)
         pred_at.append({m["D"]: predicted(t, ell, m["D"], a.delta, a.q0) for m in meas})
-        k, first = kinds.index(kind), not any(c[0] == kind for c in curves[: len(preds) - 1])
+        k, first = kinds.index(kind), i == first_of_kind[kind]
         ax.plot(grid, [x[0] for x in pred], f"C{k}-", lw=0.8,
                 label=f"{kind}: median over z (one line per seed)" if first else None)
         ax.plot(grid, [x[1] for x in pred], f"C{k}--", lw=0.8, label="  mean over z" if first else None)
@@ -188,9 +191,9 @@ def main():
 
     ax = axes[2]
     for i, pred in enumerate(preds):
-        k = kinds.index(curves[i][0])
-        first = i == next(n for n, c in enumerate(curves) if c[0] == curves[i][0])
-        ax.plot(grid, [x[2] for x in pred], f"C{k}--", lw=0.8, label=f"{curves[i][0]}: Var over z" if first else None)
+        kind = curves[i][0]
+        ax.plot(grid, [x[2] for x in pred], f"C{kinds.index(kind)}--", lw=0.8,
+                label=f"{kind}: Var over z" if i == first_of_kind[kind] else None)
     ax.axhline(np.pi ** 2 / (8 * lam ** 2), color="C3", ls=":", label="π²/(8λ⁺²): D → ∞")
     ax.plot(Ds, [m["var"] for m in meas], "ko", mfc="none", label="measured (specialised runs only)")
     ax.set_xscale("log")
