@@ -66,6 +66,17 @@ int64_t groups_per_block(const theory_rates::SymmetricSamples& samples) {
   return per_block;
 }
 
+// Whether an evaluation of `blocks` blocks of `per_block` groups starts threads: as the plain
+// method's rule (TheoryEngine::kParallelBlocks blocks of kBlock samples), counted in samples,
+// since with orbits of more than kBlock / kLanes elements one group is already a block larger
+// than kBlock (H = 8 heads and four symmetric directions: 1024 samples). The bits do not
+// depend on it (blocks are added in block order).
+bool worth_threads(int64_t blocks, int64_t per_block, const theory_rates::SymmetricSamples& samples) {
+  const int64_t samples_per_block = per_block * samples.orbit_size() * kLanes;
+  return blocks >= TheoryEngine::kParallelBlocks ||
+         (blocks >= 2 && blocks * samples_per_block >= TheoryEngine::kParallelBlocks * TheoryEngine::kBlock);
+}
+
 // The Sobol method's estimate and its error (docs/model.md §6): the mean over the `sets`
 // randomisations of each one's mean (its blocks added in order), and the standard deviation of
 // those means over √sets.
@@ -139,7 +150,7 @@ void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, 
   const Path path = rate_path(model_);
   std::vector<double> sums(static_cast<std::size_t>(blocks) * width, 0.0), squares(sums.size(), 0.0);
 
-#pragma omp parallel if (blocks >= TheoryEngine::kParallelBlocks)
+#pragma omp parallel if (worth_threads(blocks, per_block, samples))
   {
     ThreadBuffers buf(model_, path, false, width, samples.base_width(), batch_width_);
     std::vector<Lanes> drawn(static_cast<std::size_t>(samples.base_width()));

@@ -166,11 +166,18 @@ TEST(TheorySymmetric, HeadPermutationPermutesTheRightHandSideExactly) {
 }
 
 TEST(TheorySymmetric, SameBitsWhateverTheThreadCount) {
+  // Default model (orbits of 8): symmetric 9 blocks of 64 orbits, sobol 8 randomisations of
+  // 288 orbits in 48 blocks. Gauss F = 4, H = 8 (orbits of 16 signs × 8 shifts = 128): one
+  // group of 8 orbits (1024 samples) per block, 8 blocks for 8192 samples, threaded by their
+  // sample count.
+  ModelSpec wide;
+  wide.prior = Prior::gauss(Eigen::Vector4d(10.0, 10.0, 10.0, 10.0));
+  wide.L = 5;
+  wide.H = 8;
+  for (const auto& [m, samples] : {std::pair{ModelSpec{}, int64_t{9000}}, std::pair{wide, int64_t{8192}}})
   for (SamplingMethod method : kMethods)
   for (MonteCarloMode mode : {MonteCarloMode::Fixed, MonteCarloMode::Resample}) {
-    const ModelSpec m;
-    // symmetric: 9 blocks of 64 orbits; sobol: 8 randomisations of 288 orbits, 48 blocks
-    TheoryOptions o = symmetric_options(ValueChannel::Integrated, 9000, method);
+    TheoryOptions o = symmetric_options(ValueChannel::Integrated, samples, method);
     o.mode = mode;
     const OrderParameters op = generic_state(m, false);
     TheoryEvaluation one, two;
