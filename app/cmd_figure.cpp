@@ -15,6 +15,7 @@
 #include "headspec/errors.hpp"
 #include "headspec/lr_schedule.hpp"
 #include "headspec/theory_engine.hpp"
+#include "headspec/theory_runs.hpp"
 #include "options.hpp"
 #include "signals.hpp"
 
@@ -73,8 +74,7 @@ int run_figure(const FigureOptions& o, bool check_only) {
     LrSchedule::parse(o.lr_schedule);  // refused here, before the driver starts
   }
   if (!o.mc_method.empty()) parse_sampling_method(o.mc_method);  // refused here, naming --mc-method
-  if (o.mc_seed < -1 || o.mc_seed > 0xFFFFFFFFLL)
-    throw UsageError(fmt::format("--mc-seed: must be in [0, 2^32), got {}", o.mc_seed));
+  checked_seed("mc-seed", o.mc_seed, "");  // −1 is only the default: each command's own seeds
   if (o.sde_runs < 0 || o.sde_runs > 10000)
     throw UsageError(fmt::format("--sde-runs: must be in [0, 10000], got {}", o.sde_runs));
   if (o.sde_runs > 0 && o.number != 1 && o.number != 9 && o.number != 10)

@@ -50,20 +50,22 @@ EngineFactory initial_state_factory(const std::string& engine, const ModelSpec& 
 /// The Monte Carlo mode of --mc-resample.
 inline MonteCarloMode monte_carlo_mode(bool resample) { return resample ? MonteCarloMode::Resample : MonteCarloMode::Fixed; }
 
-/// --mc-seed: absent (−1) or a seed in [0, 2^32); throws ParameterError naming it.
-inline std::optional<uint32_t> checked_mc_seed(int64_t mc_seed) {
-  if (mc_seed == -1) return std::nullopt;
-  if (mc_seed < 0 || mc_seed > 0xFFFFFFFFLL)
-    throw ParameterError("mc-seed", fmt::format("must be in [0, 2^32) (or -1: --seed + k), got {}", mc_seed));
-  return static_cast<uint32_t>(mc_seed);
+/// A seed flag: absent (−1) or a seed in [0, 2^32); throws ParameterError naming `flag`.
+/// `absent` says what −1 means ("--seed + k"), or is empty where −1 is only the default.
+inline std::optional<uint32_t> checked_seed(const char* flag, int64_t seed, const char* absent) {
+  if (seed == -1) return std::nullopt;
+  if (seed < 0 || seed > 0xFFFFFFFFLL)
+    throw ParameterError(flag, fmt::format("must be in [0, 2^32){}, got {}",
+                                           *absent ? fmt::format(" (or -1: {})", absent) : "", seed));
+  return static_cast<uint32_t>(seed);
 }
 
-/// --init-seed: absent (−1) or a seed in [0, 2^32); throws ParameterError naming it.
+/// --mc-seed of theory and sweep: absent (−1: --seed + k) or a seed in [0, 2^32).
+inline std::optional<uint32_t> checked_mc_seed(int64_t mc_seed) { return checked_seed("mc-seed", mc_seed, "--seed + k"); }
+
+/// --init-seed: absent (−1: --seed + k) or a seed in [0, 2^32).
 inline std::optional<uint32_t> checked_init_seed(int64_t init_seed) {
-  if (init_seed == -1) return std::nullopt;
-  if (init_seed < 0 || init_seed > 0xFFFFFFFFLL)
-    throw ParameterError("init-seed", fmt::format("must be in [0, 2^32) (or -1: --seed + k), got {}", init_seed));
-  return static_cast<uint32_t>(init_seed);
+  return checked_seed("init-seed", init_seed, "--seed + k");
 }
 
 /// --mc in [2, 2^32); throws ParameterError naming it.
