@@ -120,7 +120,12 @@ class Figure:
 
     def bayes(self, *args):
         """Runs `headspec bayes ARGS` and returns its JSON (ε_Bayes and its standard error)."""
-        args = ["bayes"] + [str(a) for a in args]
+        return self.printed_json("bayes", *args)
+
+    def printed_json(self, *args):
+        """Runs `headspec ARGS` (with the figure's Monte Carlo flags) for the one JSON document it
+        prints, e.g. `bayes` or `linearise`, and returns it parsed."""
+        args = self.with_monte_carlo([str(a) for a in args])
         self.commands.append(" ".join(["headspec"] + args))
         res = run_child([self.binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if res.returncode != 0:

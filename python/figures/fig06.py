@@ -2,11 +2,15 @@
 mean, median and variance over runs against D. Gram engine (exact in distribution at any D, docs/model.md §9)
 where it is affordable, and the stochastic theory (docs/model.md §12, `sweep --engine sde`) across twelve decades,
 D = 10^2 … 10^12; flip ν = (2, 2), L = 5, H = 2, softmax, learned readout, η = 1; each run stops once it has
-specialised."""
+specialised. Over them, the prediction of the linearised ODE with its finite-D noise
+(fig6_prediction.py, docs/results.md "Linearisation at the unspecialised fixed point"): `headspec linearise
+--along` gives the growth rate a(t) of the spread along the unspecialised trajectory and the noise σ²(t) that
+SGD adds to it, for several Monte Carlo seeds; the band is the mean ± sd over the seeds."""
 import matplotlib.pyplot as plt
 import numpy as np
 
 from common import read_csv
+from fig6_prediction import predicted, seed_curves
 
 MODEL = ["--prior", "flip", "--nu", "2,2", "--L", 5, "--H", 2, "--activation", "softmax"]
 
@@ -33,6 +37,50 @@ def per_D(summary, Ds):
 
 def clean(rows):
     return [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()} for r in rows]
+
+
+def linearised(f, quick):
+    """`headspec linearise --along --mc-seeds K` in the Fig. 6 setting: per Monte Carlo seed, ℓ(t) with the
+    finite-D noise (fig6_prediction.seed_curves: past the computed trajectory ℓ grows at the last computed
+    rate a(t_max), slightly ahead of the true ℓ where τ^s > t_max, as a(t) still falls towards λ⁺ there).
+    Returns those curves, the settings and λ⁺ over the seeds."""
+    if quick:
+        settings = {"mc": 8192, "approach_mc": 2000, "T_max": 100, "along": 400, "along_every": 10, "mc_seeds": 2}
+    else:
+        settings = {"mc": 80000, "approach_mc": 4000, "T_max": 150, "along": 1500, "along_every": 5, "mc_seeds": 8}
+    doc = f.printed_json("linearise", *MODEL, "--readout", "learned", "--lr", 1, "--mc", settings["mc"],
+                         "--approach-mc", settings["approach_mc"], "--dt", 1, "--T-max", settings["T_max"],
+                         "--along", settings["along"], "--along-every", settings["along_every"],
+                         "--mc-seeds", settings["mc_seeds"], "--seed", 1)
+    curves = [c for j in [doc] + doc.get("other_seeds", []) for c in seed_curves(j, settings["mc"], 1.0)
+              if c[0] == "+ finite-D noise"]
+    return curves, settings, doc["lambda_plus_over_seeds"]
+
+
+def prediction_at(curves, Ds):
+    """τ^s predicted at each D (δ = 0.2, q0 = 1): per quantity over the initial overlap z (median, mean, var)
+    the mean and the sd over the seeds' curves."""
+    per_seed = np.array([[predicted(t, ell, D, 0.2, 1.0) for D in Ds] for _, _, t, _, ell, _ in curves])
+    out = {"D": [float(D) for D in Ds], "seeds": len(curves)}
+    for i, name in enumerate(("median", "mean", "var")):
+        out[name] = per_seed[:, :, i].mean(axis=0)
+        out[name + "_sd"] = per_seed[:, :, i].std(axis=0, ddof=1) if len(curves) > 1 else np.zeros(len(Ds))
+    return out
+
+
+def draw_prediction(axes, pred):
+    """The prediction's band (mean ± sd over seeds) on the four panels: τ^s (mean solid, median dashed),
+    Var τ^s, and the same divided by ln D (ln² D for the variance)."""
+    D = np.array(pred["D"])
+    scale = {"": np.ones_like(D), "tilde": np.log(D)}
+    panels = [(0, "mean", "", "-"), (0, "median", "", "--"), (1, "var", "", "-"), (2, "mean", "tilde", "-"),
+              (2, "median", "tilde", "--"), (3, "var", "tilde", "-")]
+    for k, name, kind, style in panels:
+        s = scale[kind] ** (2 if name == "var" else 1)
+        mid, sd = pred[name] / s, pred[name + "_sd"] / s
+        label = "linearised ODE + finite-D noise" if (k, name) == (0, "mean") else None
+        axes[k].plot(D, mid, "C3" + style, lw=1, label=label)
+        axes[k].fill_between(D, mid - sd, mid + sd, color="C3", alpha=0.2, lw=0)
 
 
 def make(f):
@@ -65,6 +113,14 @@ def make(f):
     sde_rows = per_D(read_csv(sde_summary_path), sde_Ds)
     f.parameters["per_D"] = clean(rows)
     f.parameters["sde"]["per_D"] = clean(sde_rows)
+    curves, settings, lambda_plus = linearised(f, f.quick)
+    all_D = sorted(set(Ds) | set(sde_Ds))
+    pred = prediction_at(curves, np.logspace(np.log10(all_D[0]), np.log10(all_D[-1]), 41))
+    at_D = prediction_at(curves, all_D)
+    f.parameters["linearised"] = dict(settings, lambda_plus=lambda_plus, per_D=[
+        {"D": D, **{k: (None if np.isnan(at_D[k][i]) else float(at_D[k][i]))
+                    for k in ("median", "median_sd", "mean", "mean_sd", "var", "var_sd")}}
+        for i, D in enumerate(all_D)])
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
     panels = [("mean_tau", "median_tau", r"mean (—) and median (- -) $\tau^s$"), ("var_tau", None, r"var $\tau^s$"),
               ("mean_tau_tilde", "median_tau_tilde", r"mean, median $\tilde\tau^s = \tau^s/\ln D$"),
@@ -78,12 +134,15 @@ def make(f):
         ax.set_xscale("log")
         ax.set_xlabel("D")
         ax.set_ylabel(label)
+    draw_prediction(axes, pred)
     axes[0].legend(fontsize=8)
     for r in rows + sde_rows:
         axes[0].annotate(f"{r['specialised']}/{r['runs']}", (r["D"], r["mean_tau"]), fontsize=6,
                          textcoords="offset points", xytext=(3, -10))
     fig.suptitle(f"Fig. 6: specialisation of the flipping direction, flip ν=(2,2), L=5, H=2, softmax, δ=0.2; gram "
                  f"engine ({runs} runs per D, T={T}) and stochastic theory ({sde_runs} runs per D, N={mc}, T={sde_T}); "
-                 f"k/n: runs specialised by T (censored runs not in means and variances)", fontsize=8)
+                 f"k/n: runs specialised by T (censored runs not in means and variances);\nred: the linearised ODE with the "
+                 f"finite-D noise, mean ± sd over {pred['seeds']} Monte Carlo seeds (N={settings['mc']}, a(t) computed "
+                 f"to t={settings['along']})", fontsize=8)
     fig.tight_layout()
     f.save(fig)

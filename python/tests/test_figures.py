@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import BINARY, ROOT
@@ -73,6 +74,13 @@ def test_quick_figure(number, tmp_path):
         assert columns == expected_columns(columns, readout == "learned", test_error), path
         assert len(rows) >= 10, path
         assert all(len(r.split(",")) == len(header) for r in rows), path
+    if number == 6:
+        # The linearisation's prediction over the figure's D: finite, τ^s growing with D, a spread over seeds.
+        lin = meta["parameters"]["linearised"]
+        assert [r["D"] for r in lin["per_D"]] == sorted(set(meta["parameters"]["D"]) | set(meta["parameters"]["sde"]["D"]))
+        medians = [r["median"] for r in lin["per_D"]]
+        assert all(np.isfinite(medians)) and all(np.diff(medians) > 0)
+        assert all(r["median_sd"] > 0 for r in lin["per_D"]) and lin["lambda_plus"]["mean"] > 0
 
 
 def test_bad_simulation_engine_is_bad_input(tmp_path):
