@@ -47,7 +47,7 @@ def linearised(f, quick):
     if quick:
         settings = {"mc": 8192, "approach_mc": 2000, "T_max": 100, "along": 400, "along_every": 10, "mc_seeds": 2}
     else:
-        settings = {"mc": 80000, "approach_mc": 4000, "T_max": 150, "along": 1500, "along_every": 5, "mc_seeds": 8}
+        settings = {"mc": 80000, "approach_mc": 4000, "T_max": 300, "along": 1500, "along_every": 5, "mc_seeds": 8}
     doc = f.printed_json("linearise", *MODEL, "--readout", "learned", "--lr", 1, "--mc", settings["mc"],
                          "--approach-mc", settings["approach_mc"], "--dt", 1, "--T-max", settings["T_max"],
                          "--along", settings["along"], "--along-every", settings["along_every"],

@@ -264,8 +264,17 @@ void approach_fixed_point(const SymmetrisedTheory& approach, const Linearisation
   }
 }
 
+// Whether packed state x is an admissible order-parameter state: Q⊥ = Q − MMᵀ − RRᵀ positive
+// definite (docs/model.md §5). A full Newton step from a plateau that has not settled can land
+// outside, where the rates are those of no network and may still be small.
+bool admissible(const SymmetrisedTheory& theory, const std::vector<double>& x) {
+  const OrderParameters op = theory.layout().unpack(x.data(), theory.engine().fixed_readout());
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(op.orthogonal(), Eigen::EigenvaluesOnly);
+  return eig.info() == Eigen::Success && eig.eigenvalues().minCoeff() > 0;
+}
+
 // Newton's method on G(x) = 0 in the free coordinates, the step halved until the residual
-// falls; sets res.newton_iterations and res.residual.
+// falls at an admissible state; sets res.newton_iterations and res.residual.
 void newton_refine(const SymmetrisedTheory& theory, const LinearisationSpec& spec, std::vector<double>& x,
                    LinearisationResult& res) {
   const std::vector<std::size_t>& free = theory.free_coordinates();
@@ -284,7 +293,7 @@ void newton_refine(const SymmetrisedTheory& theory, const LinearisationSpec& spe
       theory.symmetrise(y.data());
       theory.rate(y.data(), ry.data());
       const double r = max_abs_free(ry, free);
-      if (all_finite(y) && r < residual) {
+      if (all_finite(y) && r < residual && admissible(theory, y)) {
         x = y;
         k1 = ry;
         residual = r;

@@ -33,6 +33,25 @@ TEST(LineariseCli, JsonAndBadInput) {
   EXPECT_EQ(j["coordinates"].size(), 9u);  // M (4), Q (3), c (2); R is not a free coordinate
 }
 
+// Newton's method keeps to admissible states (Q⊥ = Q − MMᵀ positive definite): from this
+// seed's plateau at t = 150 a full step lands where Q_11 < Q_12 (heads more alike than a
+// network allows), and the residual there was the method's end.
+TEST(LineariseCli, NewtonStaysWhereQPerpIsPositiveDefinite) {
+  using headspec::testing::run_cli;
+  const auto r = run_cli(
+      "linearise --prior flip --nu 2,2 --L 5 --H 2 --activation softmax --mc 20000 --approach-mc 4000 --dt 1 "
+      "--T-max 150 --seed 8");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto f = nlohmann::json::parse(r.out)["fixed_point"];
+  // H = 2, R = 0: Q⊥ = [[a, b], [b, d]]
+  const double a = f["Q_1_1"].get<double>() - std::pow(f["M_1_1"].get<double>(), 2) - std::pow(f["M_1_2"].get<double>(), 2);
+  const double d = f["Q_2_2"].get<double>() - std::pow(f["M_2_1"].get<double>(), 2) - std::pow(f["M_2_2"].get<double>(), 2);
+  const double b = f["Q_1_2"].get<double>() - f["M_1_1"].get<double>() * f["M_2_1"].get<double>() -
+                   f["M_1_2"].get<double>() * f["M_2_2"].get<double>();
+  EXPECT_GT(a * d - b * b, 0.0);
+  EXPECT_GT(a + d, 0.0);
+}
+
 // With several seeds, --along gives a(t) and ℓ(t) over the seeds: at every t their mean and
 // sample standard deviation are those of the seeds' own series (seed 1 at the top level, the
 // others in other_seeds), and λ⁺ likewise.
