@@ -126,7 +126,8 @@ def make(f):
             ax.set_ylabel(r"$\mathcal{E}^\infty_\sigma$ (error where it settled)")
             ax.legend(fontsize=7)
     step = f"η(t) = {f.lr_schedule}" if f.lr_schedule else "η = 1"
-    fig.suptitle(f"Fig. 4: final error per activation, gauss prior, L = 5, {step} (theory, N = {s['mc']}, "
+    fig.suptitle(f"Fig. 4: final error per activation, gauss prior, L = 5, {step} (theory, --mc {s['mc']} "
+                 f"{'(plain)' if f.mc_method == 'plain' else '(rounded up to whole orbit sets)'}, "
                  f"dt = {s['dt']}, stopped once settled to {s['tol']:g} over W = {s['window']:g}, T ≤ {s['T']}; "
                  f"mean ± s.d. over {s['runs']} runs, dots: runs)", fontsize=10)
     fig.tight_layout()
