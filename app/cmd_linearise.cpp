@@ -35,6 +35,9 @@ int run_linearise(const LineariseSettings& o, const std::vector<std::string>& ar
     std::cerr << fmt::format("headspec: the approach did not settle (every |rate| < {}) by --T-max {}; linearised "
                              "at the last state after Newton's method (residual {:.3g})\n",
                              study.spec.settle, study.spec.T_max, out["fixed_point"]["residual"].get<double>());
+  const nlohmann::json& over_seeds = out["lambda_plus_over_seeds"];
+  if (o.mc_seeds > 1 && over_seeds.contains("note"))
+    std::cerr << "headspec: lambda_plus_over_seeds: " << over_seeds["note"].get<std::string>() << "\n";
   return 0;
 }
 

@@ -316,7 +316,7 @@ const ParameterTable<LineariseSettings>& linearise_parameters() {
                      kShowDefault, g),
         parameter<S>("seed", &S::seed, "Monte Carlo seed", kShowDefault, g),
         parameter<S>("mc-seeds", &S::mc_seeds,
-                     "repeat with seeds seed … seed+K−1: the mean, sd and stderr over the sets of λ⁺ (lambda_plus_over_seeds) and of --along's a(t), ℓ(t) (along_over_seeds)", kShowDefault, g),
+                     "repeat with seeds seed … seed+K−1: the mean, sd and stderr over the sets of λ⁺ (lambda_plus_over_seeds: over the seeds whose fixed point converged, residual < 1e-10) and of --along's a(t), ℓ(t) (along_over_seeds)", kShowDefault, g),
         parameter<S>("dt", &S::dt, "RK4 step of the approach and of the growth check", kShowDefault, g),
         parameter<S>("T-max", &S::T_max, "longest approach to the fixed point", kShowDefault, g),
         parameter<S>("settle", &S::settle, "the approach stops once every |rate| is below this", kShowDefault, g),

@@ -188,7 +188,7 @@ def linearise(
     mc: int | None = 100000,  # Monte Carlo samples N (fixed samples, averaged over the symmetry group)
     mc_method: str | None = 'sobol',  # plain | symmetric | sobol (docs/model.md §6; plain: averaged over the symmetry group here)
     seed: int | None = 1,  # Monte Carlo seed
-    mc_seeds: int | None = 1,  # repeat with seeds seed … seed+K−1: the mean, sd and stderr over the sets of λ⁺ (lambda_plus_over_seeds) and of --along's a(t), ℓ(t) (along_over_seeds)
+    mc_seeds: int | None = 1,  # repeat with seeds seed … seed+K−1: the mean, sd and stderr over the sets of λ⁺ (lambda_plus_over_seeds: over the seeds whose fixed point converged, residual < 1e-10) and of --along's a(t), ℓ(t) (along_over_seeds)
     dt: float | None = 0.5,  # RK4 step of the approach and of the growth check
     T_max: float | None = 300.0,  # longest approach to the fixed point
     settle: float | None = 1e-09,  # the approach stops once every |rate| is below this

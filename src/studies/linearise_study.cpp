@@ -12,6 +12,10 @@
 namespace headspec {
 namespace {
 
+// A fixed point counts as converged below this residual (max |rate| over the free coordinates):
+// τ_0 and the mean of λ⁺ over seeds use converged fixed points only.
+constexpr double kConvergedResidual = 1e-10;
+
 // τ^s from λ⁺ (docs/results.md, "Linearisation"): the spread starts at s(0) = |z| √(q0/D) with
 // z ~ N(0, 1) (H = 2: M_h2(0) ~ N(0, q0/D), docs/model.md §4) and grows as e^{λ⁺ t}, so
 // τ^s = τ_0 − ln s(0)/λ⁺ = τ_0 − ln q0/(2λ⁺) + ln D/(2λ⁺) − ln|z|/λ⁺, where τ_0 is read off the
@@ -25,13 +29,13 @@ nlohmann::json tau_prediction(const ModelSpec& model, const LinearisationSpec& s
   for (double s0 : s0s) {
     const double T = threshold_time(model, spec, r.direction, s0, delta);
     // τ_0 needs λ⁺ of a converged fixed point; without one only the threshold times are kept.
-    const double t0 = r.residual < 1e-10 ? T + std::log(s0) / lambda : NAN;
+    const double t0 = r.residual < kConvergedResidual ? T + std::log(s0) / lambda : NAN;
     if (!std::isfinite(tau0)) tau0 = t0;
     p["runs"].push_back({{"s0", s0}, {"threshold_time", std::isfinite(T) ? nlohmann::json(T) : nlohmann::json()},
                          {"tau0", std::isfinite(t0) ? nlohmann::json(t0) : nlohmann::json()}});
   }
   p["tau0"] = std::isfinite(tau0) ? nlohmann::json(tau0) : nlohmann::json();
-  if (r.residual >= 1e-10) p["note"] = "no converged fixed point (residual >= 1e-10): tau0 not computed";
+  if (r.residual >= kConvergedResidual) p["note"] = "no converged fixed point (residual >= 1e-10): tau0 not computed";
   p["slope_per_ln_D"] = 1 / (2 * lambda);
   if (model.H == 2 && std::isfinite(tau0)) {
     const double euler_gamma = 0.57721566490153286;
@@ -170,15 +174,31 @@ nlohmann::json over_seeds(const std::vector<std::vector<double>>& series) {
   return {{"mean", mean}, {"sd", sd}, {"stderr", standard_error}};
 }
 
-// λ⁺ over the seeds: the values, their mean and, with several seeds, sd and stderr.
-nlohmann::json rates_summary(const std::vector<double>& rates) {
-  nlohmann::json summary = {{"lambda_plus", rates}};
-  if (rates.size() == 1) {
-    summary["mean"] = rates.front();
+// λ⁺ over the seeds: the values, their residuals, and the mean (with several seeds also sd and
+// stderr) over the seeds whose Newton iteration converged — a fixed point that did not converge
+// (e.g. Newton started from an unsettled plateau) has a λ⁺ of some other state. With no
+// converged seed the summary is over all of them and says so.
+nlohmann::json rates_summary(const std::vector<LinearisationResult>& results) {
+  std::vector<double> rates, residuals, used;
+  for (const auto& r : results) {
+    rates.push_back(r.spread_rate);
+    residuals.push_back(r.residual);
+    if (r.residual < kConvergedResidual) used.push_back(r.spread_rate);
+  }
+  nlohmann::json summary = {{"lambda_plus", rates}, {"residual", residuals}};
+  if (used.empty()) {
+    used = rates;
+    summary["note"] = "no seed converged (residual >= 1e-10): over all seeds";
+  } else if (used.size() < rates.size()) {
+    summary["note"] = fmt::format("{} of {} seeds left out: residual >= 1e-10", rates.size() - used.size(), rates.size());
+  }
+  summary["seeds_used"] = used.size();
+  if (used.size() == 1) {
+    summary["mean"] = used.front();
     return summary;
   }
   std::vector<std::vector<double>> series;
-  for (double r : rates) series.push_back({r});
+  for (double r : used) series.push_back({r});
   const nlohmann::json spread = over_seeds(series);
   for (const char* key : {"mean", "sd", "stderr"}) summary[key] = spread[key].front();
   return summary;
@@ -229,20 +249,18 @@ LineariseOutcome run_linearise_study(const LineariseSettings& o, const Linearise
   out["settings"].update({{"mc_mode", "fixed, averaged over the symmetry group"},
                           {"integrator", "rk4"},
                           {"value_channel", "integrated"}});
-  std::vector<double> rates;
   nlohmann::json seeds = nlohmann::json::array();
   for (int k = 0; k < o.mc_seeds; ++k) {
     LinearisationSpec s = study.spec;
     s.seed = study.spec.seed + static_cast<uint32_t>(k);
     outcome.results.push_back(linearise(study.model, s));
     seeds.push_back(seed_json(o, study.model, s, outcome.results.back()));
-    rates.push_back(outcome.results.back().spread_rate);
     if (k == 0)
       out.update(seeds.back());
     else
       out["other_seeds"].push_back(seeds.back());
   }
-  out["lambda_plus_over_seeds"] = rates_summary(rates);
+  out["lambda_plus_over_seeds"] = rates_summary(outcome.results);
   if (o.along > 0 && o.mc_seeds > 1) out["along_over_seeds"] = along_summary(seeds);
   return outcome;
 }

@@ -86,6 +86,37 @@ TEST(LineariseCli, GrowthRateOverSeedsIsTheSeedsMeanAndSpread) {
   EXPECT_FALSE(nlohmann::json::parse(one.out).contains("along_over_seeds")) << "one seed has no spread";
 }
 
+// λ⁺'s mean over seeds is over the converged fixed points only: seven Newton iterations from
+// t = 20 bring two of these four sample sets below the residual 1e-10 and leave two above it.
+TEST(LineariseCli, LambdaPlusOverSeedsLeavesOutUnconvergedSeeds) {
+  using headspec::testing::run_cli;
+  const auto r = run_cli("linearise --L 5 --H 2 --mc 1000 --approach-mc 500 --dt 1 --T-max 20 "
+                         "--newton-iterations 7 --mc-seeds 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::vector<nlohmann::json> seeds = {j};
+  for (const auto& other : j["other_seeds"]) seeds.push_back(other);
+  ASSERT_EQ(seeds.size(), 4u);
+  std::vector<double> used;
+  for (const auto& s : seeds)
+    if (s["fixed_point"]["residual"].get<double>() < 1e-10) used.push_back(s["spread_mode"]["lambda_plus"].get<double>());
+  ASSERT_GT(used.size(), 1u) << "the case needs converged seeds";
+  ASSERT_LT(used.size(), 4u) << "the case needs an unconverged seed";
+  const auto& summary = j["lambda_plus_over_seeds"];
+  EXPECT_EQ(summary["seeds_used"].get<std::size_t>(), used.size());
+  EXPECT_EQ(summary["lambda_plus"].size(), 4u) << "every seed's value is still listed";
+  double mean = 0;
+  for (double v : used) mean += v / used.size();
+  EXPECT_NEAR(summary["mean"].get<double>(), mean, 1e-15);
+  EXPECT_NE(r.err.find("seeds left out"), std::string::npos) << r.err;
+  const auto none = run_cli("linearise --L 5 --H 2 --mc 1000 --approach-mc 500 --dt 1 --T-max 20 "
+                            "--newton-iterations 0 --mc-seeds 2");
+  ASSERT_EQ(none.status, 0) << none.err;
+  const auto all = nlohmann::json::parse(none.out)["lambda_plus_over_seeds"];
+  EXPECT_EQ(all["seeds_used"].get<std::size_t>(), 2u) << "with no converged seed the summary is over all";
+  EXPECT_NE(all["note"].get<std::string>().find("no seed converged"), std::string::npos);
+}
+
 // A mixture prior symmetric under θ_f → −θ_f in both directions (four atoms ±e_1, ±e_2) is
 // linearised like flip and gauss: both directions' columns of M are the fixed point's zeros,
 // the group has 2! × 2² elements; one that is symmetric in direction 2 only names it; one
