@@ -209,7 +209,8 @@ int run_sweep(const SweepOptions& o, const std::vector<std::string>& argv, bool 
     if (work) work->store(sweep.keys[static_cast<std::size_t>(task)], result);
     sweep.results[static_cast<std::size_t>(task)] = std::move(result);
     ++computed_by[static_cast<std::size_t>(by_rank)];
-    progress.update(fmt::format("{} of {} runs", done + 1, sweep.todo.size()), static_cast<double>(++done));
+    const long long finished = ++done;  // read once: the message and the count name the same run
+    progress.update(fmt::format("{} of {} runs", finished, sweep.todo.size()), static_cast<double>(finished));
   };
   std::exception_ptr failure;
   try {

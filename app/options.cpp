@@ -109,9 +109,14 @@ Progress::Progress(std::string label, double total, ProgressMode mode)
 
 void Progress::update(const std::string& what, double done) {
   if (mode_ == ProgressMode::Off) return;
+  // A bar redraw may be skipped while another thread draws; a line may not (the 100 % line
+  // would be lost when the last two runs finish together).
   static std::mutex mutex;
-  std::unique_lock lock(mutex, std::try_to_lock);
-  if (!lock) return;
+  std::unique_lock lock(mutex, std::defer_lock);
+  if (mode_ == ProgressMode::Lines)
+    lock.lock();
+  else if (!lock.try_lock())
+    return;
   const double percent = total_ > 0 ? 100.0 * done / total_ : 100.0;
   const long long now = now_ms();
   if (mode_ == ProgressMode::Bar)

@@ -30,6 +30,17 @@ def test_lines_report_every_five_percent_once_without_carriage_returns(tmp_path)
     assert percents[-1] == 100 and len(percents) >= 10
 
 
+def test_sweep_lines_count_the_runs_done(tmp_path):
+    res = subprocess.run([BINARY, "sweep", "--engine", "gram", "--D", "200", "--T", "1", "--test-samples", "100",
+                          "--grid", "H=1,2", "--runs", "10", "--progress", "lines", "--out", str(tmp_path / "o.csv")],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    counts = [re.match(r"^headspec: sweep: (\d+)% \((\d+) of 20 runs\), \d+ s$", line).groups()
+              for line in res.stderr.splitlines()]
+    assert counts and all(int(percent) == 5 * int(done) for percent, done in counts), counts
+    assert counts[-1] == ("100", "20")
+
+
 def test_bar_redraws_in_place_and_off_and_a_short_auto_run_print_nothing(tmp_path):
     bar = run(tmp_path, "--progress", "bar")
     assert bar.returncode == 0 and "\r" in bar.stderr and "\n" not in bar.stderr
