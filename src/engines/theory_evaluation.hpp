@@ -21,14 +21,17 @@ using theory_rates::kLanes;
 using theory_rates::Lanes;
 using theory_rates::RateConstants;
 
-// Softmax and softmax-1 take the fused pass (theory_fused_softmax.hpp); H = 2, L = 10,
-// F = 2 (seed Fig. 1) with its sizes known at compile time. Every other activation, and
-// sizes past RuntimeSizes's capacities, take the kernel's path.
-enum class Path { Kernel, FusedFig1, FusedRuntime };
+// Softmax and softmax-1 take the fused pass (theory_fused_softmax.hpp); H = 2, F = 2 with
+// L = 10 (seed Fig. 1) or L = 5 (Fig. 6 and 9, the stochastic theory's benchmark) with their
+// sizes known at compile time, whose passes then stay in registers (1.55× faster than
+// run-time sizes for an SDE run at L = 5, docs/stochastic-theory.md §4). Every other
+// activation, and sizes past RuntimeSizes's capacities, take the kernel's path.
+enum class Path { Kernel, FusedFig1, FusedFig6, FusedRuntime };
 
 inline Path rate_path(const ModelSpec& m) {
   if (m.activation != Activation::Softmax && m.activation != Activation::Softmax1) return Path::Kernel;
   if (m.H == 2 && m.L == 10 && m.F() == 2) return Path::FusedFig1;
+  if (m.H == 2 && m.L == 5 && m.F() == 2) return Path::FusedFig6;
   return theory_rates::RuntimeSizes::fits(m.H, m.L, m.F()) ? Path::FusedRuntime : Path::Kernel;
 }
 
@@ -102,13 +105,15 @@ struct ThreadBuffers {
   std::vector<Group> group_rates;
 };
 
-// Calls fused(sizes) for the fused softmax passes (the Fig. 1 sizes fixed at compile time,
-// or run-time sizes) or kernel() for the kernel's path: the one switch over the paths.
+// Calls fused(sizes) for the fused softmax passes (the Fig. 1 and Fig. 6 sizes fixed at
+// compile time, or run-time sizes) or kernel() for the kernel's path: the one switch over the paths.
 template <class Fused, class Kernel>
 [[gnu::always_inline]] inline void on_path(Path path, const RateConstants& k, Fused&& fused, Kernel&& kernel) {
   switch (path) {
     case Path::FusedFig1:
       return fused(theory_rates::FixedSizes<2, 10, 2>{});
+    case Path::FusedFig6:
+      return fused(theory_rates::FixedSizes<2, 5, 2>{});
     case Path::FusedRuntime:
       return fused(theory_rates::RuntimeSizes{k.H, k.L, k.F});
     case Path::Kernel:

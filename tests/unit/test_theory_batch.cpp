@@ -138,16 +138,18 @@ TEST(TheoryBatch, SameRightHandSideAsOneSampleAtATime) {
       }
 }
 
-// The fused softmax pass has its sizes fixed at compile time for H = 2, L = 10, F = 2 only;
-// other sizes read them at run time (and beyond its capacities take the kernel's path).
-// Both value channels, against the same one-sample-at-a-time reference.
+// The fused softmax pass has its sizes fixed at compile time for H = 2, F = 2 and L = 10 or
+// 5 (the second checked here); other sizes read them at run time (and beyond its capacities
+// take the kernel's path). Both value channels, against the same one-sample-at-a-time
+// reference.
 TEST(TheoryBatch, SameRightHandSideAtOtherSizes) {
   struct Size {
     int H, L;
     Eigen::VectorXd nu;
     Readout readout;
   };
-  const std::vector<Size> sizes = {{3, 5, Eigen::Vector3d(8.0, 2.0, 1.0), Readout::Learned},
+  const std::vector<Size> sizes = {{2, 5, Eigen::Vector2d(2.0, 2.0), Readout::Learned},  // fixed sizes
+                                   {3, 5, Eigen::Vector3d(8.0, 2.0, 1.0), Readout::Learned},
                                    {1, 4, Eigen::Vector2d(2.0, 2.0), Readout::Sum},
                                    {2, 20, Eigen::Vector2d(2.0, 2.0), Readout::Learned}};  // L beyond the capacity
   for (const Size& size : sizes)
