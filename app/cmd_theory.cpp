@@ -31,6 +31,7 @@ nlohmann::json theory_params(const TheorySettings& o, const ModelSpec& model, co
   t["dopri5_tolerance"] = integration.tolerance;
   // Recorded only when set, so that sidecars and checkpoints without it stay as they were.
   if (o.flow) t["flow"] = true;
+  if (o.sde_mc != 0) t["sde_mc"] = o.sde_mc;
   t["time"] =
       o.flow ? "tau = lr t: gradient flow, no lr^2 term (docs/model.md §6)" : "t = samples seen / D, as for simulate";
   t["mc_samples_used"] = runs.samples_used();

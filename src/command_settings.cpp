@@ -46,6 +46,7 @@ TheoryRunsSpec TheorySettings::runs_spec() const {
   spec.seed = checked_seed(seed);
   spec.keep_R = keep_R;
   spec.sde = sde;
+  spec.sde_mc = sde_mc;
   spec.flow = flow;
   spec.init_seed = checked_init_seed(init_seed);
   spec.stop_when_specialised = stop_when_specialised;

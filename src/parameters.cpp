@@ -246,6 +246,11 @@ const ParameterTable<TheorySettings>& theory_parameters() {
                      "covariance Σ dt/D (docs/model.md §12); rk4, heun or euler",
                      0, g),
         // In the sidecar only when set.
+        parameter<S>("sde-mc", &S::sde_mc,
+                     "with --sde: the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift); Σ needs "
+                     "less accuracy than the drift (docs/stochastic-theory.md §4)",
+                     0),
+        // In the sidecar only when set.
         parameter<S>("flow", &S::flow,
                      "gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 "
                      "(docs/model.md §6)",
@@ -381,6 +386,8 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
         parameter<S>("flow", &W::flow, "theory: gradient flow, no η² term, time τ = ηt (docs/model.md §6)", 0),
         parameter<S>("keep-R", &W::keep_R,
                      "theory, sde: keep R(0) from the draw and sample the value channel (general path)", 0),
+        parameter<S>("sde-mc", &W::sde_mc, "sde: the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift)",
+                     0),
         parameter<S>("until-converged", &W::until_converged, "theory: stop a run once every |derivative| is below this",
                      0, "theory"),
         parameter<S>("until-error-settled", &W::until_error_settled,

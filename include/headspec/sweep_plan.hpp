@@ -46,6 +46,7 @@ struct SweepSettings {
   double error_window = 20;
   bool flow = false;  // gradient flow (docs/model.md §6)
   bool keep_R = false;  // R(0) kept and the value channel sampled (docs/theory.md §1)
+  int64_t sde_mc = 0;   // sde: the plain samples of Σ (0: as many as the drift's)
   // specialisation (docs/model.md §10)
   double delta = 0.2;
   bool stop_when_specialised = false;

@@ -43,6 +43,8 @@ struct IntegrationSpec {
   /// > 0: the stochastic theory at this D (--sde, docs/model.md §12): each fixed step adds
   /// the Brownian increment of finite-D SGD (ode::StochasticStepper). 0: the ODE.
   double finite_D = 0;
+  /// With finite_D > 0: the plain samples of Σ (--sde-mc); 0: as many as the drift's engine uses.
+  int64_t diffusion_samples = 0;
 
   /// Steps of dt between records (fixed-step methods).
   int64_t steps_per_record() const;
@@ -76,7 +78,8 @@ struct TheoryResult {
 /// Integrates from `initial` (run index `run` is written into the records). In Resample
 /// mode, step k of a fixed-step method draws its samples with draw index k. With
 /// spec.finite_D > 0 (the stochastic theory), Σ comes from plain samples of the engine's
-/// Monte Carlo seed, as many as the engine uses, and step k's increment from the stream
+/// Monte Carlo seed, spec.diffusion_samples of them (0: as many as the engine uses), and step
+/// k's increment from the stream
 /// (noise_seed, Diffusion, 0, k).
 /// With `checkpointing` (and its `slots`, docs/checkpoints.md), the run continues
 /// from its slot in `slots` if it has one, saves its state there when asked, and stops

@@ -101,6 +101,12 @@ def test_theory_sde_equals_cli(cli):
     ode = headspec.theory(**kw)  # the same initial states, without the noise
     np.testing.assert_array_equal(ode.M[:, 0], res.M[:, 0])
     assert np.abs(ode.M[:, -1] - res.M[:, -1]).max() > 1e-3
+    fewer = headspec.theory(sde=True, sde_mc=256, **kw)  # Σ from 256 plain samples (--sde-mc)
+    table = cli("theory", "--sde", "--sde-mc", 256, "--init-D", 300, "--init-engine", "gram", "--L", 5, "--mc", 1024,
+                "--integrator", "heun", "--dt", 0.5, "--T", 6, "--record-every", 2, "--runs", 2)
+    np.testing.assert_array_equal(fewer["M_1_2"], table["M_1_2"])
+    assert fewer["theory"]["sde_mc"] == 256
+    assert not np.array_equal(fewer["M_1_2"], res["M_1_2"])
 
 
 def test_sweep_sde_gives_tau_tilde_per_D():
@@ -124,6 +130,7 @@ def test_sweep_sde_gives_tau_tilde_per_D():
                                       (dict(sde=True, integrator="dopri5"), "--integrator"),
                                       (dict(sde=True, mc_resample=True, integrator="euler"), "--mc-resample"),
                                       (dict(sde=True, mc_error=True), "--mc-error"),
+                                      (dict(sde_mc=256), "--sde-mc"), (dict(sde=True, sde_mc=1), "--sde-mc"),
                                       (dict(delta=0), "--delta")])
 def test_theory_errors_raise_value_error_with_cli_message(kw, flag):
     with pytest.raises(ValueError) as raised:

@@ -70,6 +70,10 @@ void IntegrationSpec::validate(MonteCarloMode mode) const {
   check_delta(stop_when_specialised, true);
   if (finite_D > 0 && method == Integrator::Dopri5)
     throw ParameterError("integrator", "dopri5 is not a stepper of the stochastic theory (--sde); use rk4, heun or euler");
+  if (diffusion_samples != 0 && finite_D <= 0)
+    throw ParameterError("sde-mc", "only with the stochastic theory (--sde, or sweep --engine sde)");
+  if (diffusion_samples != 0 && (diffusion_samples < 2 || diffusion_samples > 0xFFFFFFFFLL))
+    throw ParameterError("sde-mc", fmt::format("must be 0 (as --mc) or in [2, 2^32), got {}", diffusion_samples));
   if (finite_D > 0 && mode == MonteCarloMode::Resample)
     throw ParameterError("mc-resample", "not with --sde (the stochastic theory's drift and Σ use fixed samples)");
   if (mode == MonteCarloMode::Resample && (method == Integrator::RK4 || method == Integrator::Dopri5))
@@ -391,8 +395,8 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
   // The stochastic theory (spec.finite_D > 0): the fixed-step stepper with the Brownian increment added.
   std::optional<TheoryDiffusion> diffusion;
   if (spec.finite_D > 0)
-    diffusion.emplace(engine.model(), engine.samples_used(), engine.options().seed, engine.options().channel,
-                      spec.finite_D);
+    diffusion.emplace(engine.model(), spec.diffusion_samples > 0 ? spec.diffusion_samples : engine.samples_used(),
+                      engine.options().seed, engine.options().channel, spec.finite_D);
   auto fixed_step = [&](auto drift) {
     if (diffusion)
       integrate_fixed_step(ode::StochasticStepper(std::move(drift), *diffusion, noise_seed, 0), run, x);

@@ -73,6 +73,7 @@ void SweepPlan::check_theory_only_flags() const {
   if (o.mc_seed != -1) throw ParameterError("mc-seed", "only for --engine theory");
   if (o.flow) throw ParameterError("flow", "only for --engine theory");
   if (o.keep_R) throw ParameterError("keep-R", "only for --engine theory or sde");
+  if (o.sde_mc != 0) throw ParameterError("sde-mc", "only for --engine sde");
   if (o.until_error_settled != 0) throw ParameterError("until-error-settled", "only for --engine theory");
 }
 
@@ -199,6 +200,7 @@ std::string SweepPlan::task_key(int task) const {
     if (o.stop_when_specialised) key["theory"]["stop_when_specialised"] = o.delta;
     if (o.flow) key["theory"]["flow"] = true;
     if (o.keep_R) key["theory"]["keep_R"] = true;
+    if (o.sde_mc != 0) key["theory"]["sde_mc"] = o.sde_mc;
     if (sde_) key["D"] = p.D;
   } else {
     key["D"] = p.D;
@@ -420,6 +422,7 @@ nlohmann::json sweep_sidecar(const SweepPlan& plan, const SweepTable& table, con
     meta["theory"]["integrator"] = to_string(plan.integration().method);
     if (o.flow) meta["theory"]["time"] = "tau = lr t: gradient flow (docs/model.md §6)";
     if (o.keep_R) meta["theory"].update({{"keep_R", true}, {"value_channel", "sampled"}});
+    if (o.sde_mc != 0) meta["theory"]["sde_mc"] = o.sde_mc;
   }
   nlohmann::json diverged = nlohmann::json::array();
   for (const auto& s : table.summary)

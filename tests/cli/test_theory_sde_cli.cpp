@@ -48,6 +48,8 @@ TEST(TheorySdeCli, RefusalsNameTheirFlagAndWriteNothing) {
       {"--integrator heun --mc-error", "--mc-error"},
       {"--integrator heun --init-D 3", "--init-D"},
       {"--integrator heun --stop-when-specialised --delta 0", "--delta"},
+      {"--integrator heun --sde-mc 1", "--sde-mc"},
+      {"--integrator heun --sde-mc -5", "--sde-mc"},
   };
   for (const auto& [flags, flag] : cases) {
     const auto r = run_cli("theory --sde --L 5 --mc 1024 --dt 0.5 --T 2 --record-every 1 " + flags + " --out " +
@@ -104,5 +106,46 @@ TEST(TheorySdeCli, SweepKeepsRAsTheoryDoes) {
   EXPECT_EQ(gram.status, 2);
   EXPECT_NE(gram.err.find("--keep-R"), std::string::npos) << gram.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "g.csv"));
+  std::filesystem::remove_all(dir);
+}
+
+// --sde-mc N: Σ from N plain samples instead of as many as the drift's. N equal to those is
+// the default bit for bit; another N changes the noise's amplitude only (the drift, initial
+// state and Brownian increments are the same, so the first step's drift part is shared and
+// the rows differ, a little); the sidecar and the sweep's sidecar record it; without the
+// stochastic theory it is refused, naming it, before anything is written.
+TEST(TheorySdeCli, SdeMcSetsTheSamplesOfSigma) {
+  const auto dir = fresh_dir("sde_mc");
+  const std::string run = kSde + "--init-D 1000 --T 6 --record-every 2 --runs 2";
+  const auto base = run_cli(run);
+  const auto same = run_cli(run + " --sde-mc 1024");
+  const auto fewer = run_cli(run + " --sde-mc 256 --out " + (dir / "t.csv").string());
+  ASSERT_EQ(base.status, 0) << base.err;
+  ASSERT_EQ(same.status, 0) << same.err;
+  ASSERT_EQ(fewer.status, 0) << fewer.err;
+  EXPECT_EQ(same.out, base.out);
+  const Rows a = parse(base.out), b = parse(read_file(dir / "t.csv"));
+  ASSERT_EQ(a.values.size(), b.values.size());
+  EXPECT_EQ(a.values[0], b.values[0]) << "the same initial state";
+  const double m12a = a.values[1][a.column("M_1_2")], m12b = b.values[1][b.column("M_1_2")];
+  EXPECT_NE(m12a, m12b);
+  EXPECT_LT(std::abs(m12a - m12b), 0.05 * std::abs(m12a) + 1e-3) << "the same drift and increments, Σ a little off";
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "t.csv.json"))["theory"]["sde_mc"], 256);
+  const auto sweep = run_cli("sweep --engine sde --grid D=1000 --L 5 --mc 1024 --integrator heun --dt 0.5 --T 6 "
+                             "--init-engine gram --record-every 2 --runs 2 --sde-mc 256 --out " +
+                             (dir / "s.csv").string());
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  const Rows sw = parse(read_file(dir / "s.csv"));
+  EXPECT_EQ(sw.values[1][sw.column("M_1_2")], m12b) << "sweep --sde-mc runs what theory --sde-mc runs";
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "s.csv.json"))["theory"]["sde_mc"], 256);
+  for (const std::string& cmd : {std::string("theory --L 5 --mc 1024 --T 2 --sde-mc 256"),
+                                 std::string("sweep --engine theory --grid H=2 --mc 512 --T 1 --sde-mc 256"),
+                                 std::string("sweep --engine gram --grid H=2 --T 1 --sde-mc 256")}) {
+    const auto r = run_cli(cmd + " --out " + (dir / "x.csv").string());
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_NE(r.err.find("--sde-mc"), std::string::npos) << cmd << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "x.csv")) << cmd;
+  }
   std::filesystem::remove_all(dir);
 }
