@@ -6,9 +6,9 @@
 // unit of t (the two engines' runs specialise at different t, their noise differing). Numbers:
 // docs/stochastic-theory.md ("Cost").
 //
-//   bench_sde [runs [N [N_sigma [dt]]]]   (defaults 3 runs, N = 1024 samples, Σ from N_sigma plain
-//                                         samples (--sde-mc; 0: N), heun, dt = 0.5; records every
-//                                         max(0.5, dt))
+//   bench_sde [runs [N [N_sigma [dt [integrator]]]]]
+//     defaults 3 runs, N = 1024 samples, Σ from N_sigma plain samples (--sde-mc; 0: N), dt = 0.5,
+//     heun (or euler); records every max(0.5, dt)
 #include <omp.h>
 
 #include <algorithm>
@@ -57,18 +57,24 @@ Timing gram_runs(const ModelSpec& m, int64_t D, int runs) {
   return t;
 }
 
-Timing sde_runs(const ModelSpec& m, int64_t D, int runs, int64_t N, int64_t N_sigma, double dt) {
+struct SdeScheme {
+  int64_t N, N_sigma;
+  double dt;
+  Integrator integrator;
+};
+
+Timing sde_runs(const ModelSpec& m, int64_t D, int runs, const SdeScheme& scheme) {
   TheoryOptions mc;
-  mc.samples = N;
+  mc.samples = scheme.N;
   mc.method = SamplingMethod::Sobol;
   IntegrationSpec spec;
-  spec.method = Integrator::Heun;
-  spec.dt = dt;
+  spec.method = scheme.integrator;
+  spec.dt = scheme.dt;
   spec.T = kT;
-  spec.record_every = std::max(kEvery, dt);
+  spec.record_every = std::max(kEvery, scheme.dt);
   spec.stop_when_specialised = kDelta;
   spec.finite_D = static_cast<double>(D);
-  spec.diffusion_samples = N_sigma;
+  spec.diffusion_samples = scheme.N_sigma;
   Timing t;
   for (int k = 0; k < runs; ++k) {
     const auto start = std::chrono::steady_clock::now();
@@ -83,22 +89,25 @@ Timing sde_runs(const ModelSpec& m, int64_t D, int runs, int64_t N, int64_t N_si
 
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::atoi(argv[1]) : 3;
-  const int64_t N = argc > 2 ? std::atoll(argv[2]) : 1024;
-  const int64_t N_sigma = argc > 3 ? std::atoll(argv[3]) : 0;
-  const double dt = argc > 4 ? std::atof(argv[4]) : 0.5;
+  SdeScheme scheme;
+  scheme.N = argc > 2 ? std::atoll(argv[2]) : 1024;
+  scheme.N_sigma = argc > 3 ? std::atoll(argv[3]) : 0;
+  scheme.dt = argc > 4 ? std::atof(argv[4]) : 0.5;
+  scheme.integrator = parse_integrator(argc > 5 ? argv[5] : "heun");
   omp_set_num_threads(1);
   const ModelSpec m = fig6_model();
-  std::printf("one run to tau_2 (seeds 1..%d), one thread; SDE: sobol N = %lld, Sigma from %lld plain samples, heun "
+  std::printf("one run to tau_2 (seeds 1..%d), one thread; SDE: sobol N = %lld, Sigma from %lld plain samples, %s "
               "dt = %g\n",
-              runs, static_cast<long long>(N), static_cast<long long>(N_sigma > 0 ? N_sigma : N), dt);
+              runs, static_cast<long long>(scheme.N), static_cast<long long>(scheme.N_sigma > 0 ? scheme.N_sigma : scheme.N),
+              to_string(scheme.integrator), scheme.dt);
   std::printf("%8s %12s %10s %12s %10s %10s %12s\n", "D", "gram s/run", "gram tau", "sde s/run", "sde tau", "ratio",
               "ratio per t");
   for (const int64_t D : {int64_t{10000}, int64_t{100000}}) {
-    const Timing g = gram_runs(m, D, runs), s = sde_runs(m, D, runs, N, N_sigma, dt);
+    const Timing g = gram_runs(m, D, runs), s = sde_runs(m, D, runs, scheme);
     std::printf("%8.0e %12.3f %10.1f %12.4f %10.1f %10.1f %12.1f\n", static_cast<double>(D), g.seconds, g.tau,
                 s.seconds, s.tau, g.seconds / s.seconds, (g.seconds / g.tau) / (s.seconds / s.tau));
   }
-  const Timing far = sde_runs(m, 1000000000000, runs, N, N_sigma, dt);
+  const Timing far = sde_runs(m, 1000000000000, runs, scheme);
   std::printf("%8.0e %12s %10s %12.4f %10.1f %10s\n", 1e12, "-", "-", far.seconds, far.tau, "-");
   return 0;
 }
