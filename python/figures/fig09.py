@@ -32,7 +32,7 @@ def rows(f, model, T_quick, T_full, title):
         # The ODE starts from the simulation's own initial state (same engine, D and seed).
         theory = f.run("theory", "--init-engine", engine, "--init-D", D, "--mc", mc, "--dt", dt, "--T", T,
                        "--record-every", 2, *m, "--seed", 1, "--out", f.path(f"_{act}_theory.csv"))
-        sde = sde_band(f, engine, D, mc, dt, T, 2, m, 1, suffix=f"_{act}")
+        sde = sde_band(f, engine, D, mc, T, 2, m, 1, suffix=f"_{act}")
         hp.theory_against_simulation(axes[row], theory, sim, title=f"{label}, D = {D} ({engine})", sde=sde)
     fig.suptitle(title + f"; theory N = {mc}, dt = {dt}", fontsize=10)
     fig.tight_layout()
