@@ -53,6 +53,20 @@ double IntegrationSpec::last_record_time() const {
   return static_cast<double>(n_steps / per_record * per_record) * dt;
 }
 
+// What the stochastic theory (finite_D > 0) needs of the integration: a fixed-step stepper, fixed
+// samples, and --sde-mc only with it.
+static void check_stochastic_theory(const IntegrationSpec& spec, MonteCarloMode mode) {
+  const bool sde = spec.finite_D > 0;
+  if (sde && spec.method == Integrator::Dopri5)
+    throw ParameterError("integrator", "dopri5 is not a stepper of the stochastic theory (--sde); use rk4, heun or euler");
+  if (spec.diffusion_samples != 0 && !sde)
+    throw ParameterError("sde-mc", "only with the stochastic theory (--sde, or sweep --engine sde)");
+  if (spec.diffusion_samples != 0 && (spec.diffusion_samples < 2 || spec.diffusion_samples > 0xFFFFFFFFLL))
+    throw ParameterError("sde-mc", fmt::format("must be 0 (as --mc) or in [2, 2^32), got {}", spec.diffusion_samples));
+  if (sde && mode == MonteCarloMode::Resample)
+    throw ParameterError("mc-resample", "not with --sde (the stochastic theory's drift and Σ use fixed samples)");
+}
+
 void IntegrationSpec::validate(MonteCarloMode mode) const {
   if (!(std::isfinite(dt) && dt > 0)) throw ParameterError("dt", fmt::format("must be > 0, got {}", dt));
   if (!(std::isfinite(until_converged) && until_converged >= 0))
@@ -68,14 +82,7 @@ void IntegrationSpec::validate(MonteCarloMode mode) const {
                                                        error_window, record_every));
   }
   check_delta(stop_when_specialised, true);
-  if (finite_D > 0 && method == Integrator::Dopri5)
-    throw ParameterError("integrator", "dopri5 is not a stepper of the stochastic theory (--sde); use rk4, heun or euler");
-  if (diffusion_samples != 0 && finite_D <= 0)
-    throw ParameterError("sde-mc", "only with the stochastic theory (--sde, or sweep --engine sde)");
-  if (diffusion_samples != 0 && (diffusion_samples < 2 || diffusion_samples > 0xFFFFFFFFLL))
-    throw ParameterError("sde-mc", fmt::format("must be 0 (as --mc) or in [2, 2^32), got {}", diffusion_samples));
-  if (finite_D > 0 && mode == MonteCarloMode::Resample)
-    throw ParameterError("mc-resample", "not with --sde (the stochastic theory's drift and Σ use fixed samples)");
+  check_stochastic_theory(*this, mode);
   if (mode == MonteCarloMode::Resample && (method == Integrator::RK4 || method == Integrator::Dopri5))
     throw ParameterError("integrator", fmt::format("{} needs a smooth right-hand side; with --mc-resample use euler or heun",
                                                    to_string(method)));
