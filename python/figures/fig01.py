@@ -21,11 +21,11 @@ def sde_band(f, engine, D, mc, T, rec, model, seed, suffix=""):
     1001…); None without --sde-runs."""
     if f.sde_runs <= 0:
         return None
+    sigma_samples = min(BAND_SIGMA_SAMPLES, mc)
     f.parameters["sde_runs"] = f.sde_runs
-    f.parameters["sde_scheme"] = {"integrator": BAND_INTEGRATOR, "dt": BAND_DT,
-                                  "sigma_samples": min(BAND_SIGMA_SAMPLES, mc)}
+    f.parameters["sde_scheme"] = {"integrator": BAND_INTEGRATOR, "dt": BAND_DT, "sigma_samples": sigma_samples}
     return f.run("theory", "--sde", "--init-engine", engine, "--init-D", D, "--init-seed", seed, "--mc-seed", seed,
-                 "--seed", 1001, "--runs", f.sde_runs, "--mc", mc, "--sde-mc", min(BAND_SIGMA_SAMPLES, mc),
+                 "--seed", 1001, "--runs", f.sde_runs, "--mc", mc, "--sde-mc", sigma_samples,
                  "--integrator", BAND_INTEGRATOR, "--dt", BAND_DT, "--T", T, "--record-every", rec, *model,
                  "--out", f.path(f"{suffix}_sde.csv"))
 
