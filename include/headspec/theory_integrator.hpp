@@ -21,6 +21,10 @@ enum class Integrator {
   Heun,    ///< fixed-step Heun (order 2); both stages use the same samples
 };
 
+/// A Monte Carlo sample count (--mc, --sde-mc) in [2, 2^32); throws ParameterError naming
+/// `flag`, its message saying `alternative` (e.g. "0 (as --mc) or ") before the range.
+void check_sample_count(const char* flag, int64_t n, const char* alternative = "");
+
 /// rk4 | dopri5 | euler | heun; throws UsageError naming --integrator otherwise.
 Integrator parse_integrator(const std::string& name);
 const char* to_string(Integrator i);

@@ -69,11 +69,6 @@ inline std::optional<uint32_t> checked_init_seed(int64_t init_seed) {
   return checked_seed("init-seed", init_seed, "--seed + k");
 }
 
-/// --mc in [2, 2^32); throws ParameterError naming it.
-inline void check_mc_samples(int64_t mc) {
-  if (mc < 2 || mc > 0xFFFFFFFFLL) throw ParameterError("mc", fmt::format("must be in [2, 2^32), got {}", mc));
-}
-
 /// The integration that the theory flags of `theory` and `sweep --engine theory|sde` ask for
 /// (docs/cli.md): the integrator named or its default (rk4; euler with --mc-resample), the
 /// step, horizon, records and stop rules, and with finite_D > 0 the stochastic theory at that D

@@ -53,6 +53,10 @@ double IntegrationSpec::last_record_time() const {
   return static_cast<double>(n_steps / per_record * per_record) * dt;
 }
 
+void check_sample_count(const char* flag, int64_t n, const char* alternative) {
+  if (n < 2 || n > 0xFFFFFFFFLL) throw ParameterError(flag, fmt::format("must be {}in [2, 2^32), got {}", alternative, n));
+}
+
 // What the stochastic theory (finite_D > 0) needs of the integration: a fixed-step stepper, fixed
 // samples, and --sde-mc only with it.
 static void check_stochastic_theory(const IntegrationSpec& spec, MonteCarloMode mode) {
@@ -61,8 +65,7 @@ static void check_stochastic_theory(const IntegrationSpec& spec, MonteCarloMode 
     throw ParameterError("integrator", "dopri5 is not a stepper of the stochastic theory (--sde); use rk4, heun or euler");
   if (spec.diffusion_samples != 0 && !sde)
     throw ParameterError("sde-mc", "only with the stochastic theory (--sde, or sweep --engine sde)");
-  if (spec.diffusion_samples != 0 && (spec.diffusion_samples < 2 || spec.diffusion_samples > 0xFFFFFFFFLL))
-    throw ParameterError("sde-mc", fmt::format("must be 0 (as --mc) or in [2, 2^32), got {}", spec.diffusion_samples));
+  if (spec.diffusion_samples != 0) check_sample_count("sde-mc", spec.diffusion_samples, "0 (as --mc) or ");
   if (sde && mode == MonteCarloMode::Resample)
     throw ParameterError("mc-resample", "not with --sde (the stochastic theory's drift and Σ use fixed samples)");
 }

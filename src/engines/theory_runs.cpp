@@ -16,7 +16,7 @@ namespace headspec {
 TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : model_(model), spec_(spec) {
   check_horizon(spec.T, spec.record_every);
   check_runs(spec.seed, spec.runs);
-  check_mc_samples(spec.mc);
+  check_sample_count("mc", spec.mc);
   initial_engine_ = initial_state_factory(spec.init_engine, model, spec.init_D);
   if (spec.init_seed) {  // every run from the one draw of --init-seed (its noise and samples still seed + k)
     initial_engine_ = [draw = initial_engine_, seed = *spec.init_seed](uint32_t) { return draw(seed); };

@@ -93,7 +93,7 @@ void SweepPlan::plan_runs(uint32_t seed) {
 // The theory's integrator and Monte Carlo options, as theory's.
 void SweepPlan::plan_theory(uint32_t seed) {
   const SweepSettings& o = settings_;
-  check_mc_samples(o.mc);
+  check_sample_count("mc", o.mc);
   // sde: checked here at the base D; each point runs at its own (run_task).
   integration_ = theory_integration(o, sde_ ? static_cast<double>(o.D) : 0.0);
   mc_.samples = o.mc;
