@@ -227,9 +227,10 @@ def with_size_overrides(sizes):
 def simulation_test_samples(quick):
     """Test samples of the simulation in Fig. 1, 9, 10. `simulate` reuses one test set at every
     record, so its error curve is offset as a whole by that set's error: ~0.05 with the default
-    2000 (Fig. 9), 0.01 with 2·10^4 (Fig. 9 at t = 20: 0.571 against 0.5608 with 2·10^5), so
-    2·10^5 at full size."""
-    return 20000 if quick else 200000
+    2000 (Fig. 9), 0.01 with 2·10^4 (Fig. 9 at t = 20: 0.571 against 0.5608 with 2·10^5), and
+    with 2·10^5 still 0.010 (4 of its standard errors) at the end of Fig. 10's Bayes-softmax
+    run (0.489 against 0.4992 with 2·10^6, docs/figures.md), so 10^6 at full size (s.e. 0.001)."""
+    return 20000 if quick else 1000000
 
 
 def simulation_engine():

@@ -14,6 +14,13 @@ MODEL = ["--prior", "flip", "--nu", "2,2", "--L", "10", "--H", "2", "--activatio
 BAND_INTEGRATOR, BAND_DT, BAND_SIGMA_SAMPLES = "heun", 0.5, 4096
 
 
+def line_error(f):
+    """With --sde-runs the line also reports its own Monte Carlo error (`--mc-error`, drawn as
+    ± 2 s.e.): the band runs share the line's samples, so the band holds SGD's noise around the
+    line's drift and not that drift's sampling error, which the dotted lines show."""
+    return ["--mc-error"] if f.sde_runs > 0 else []
+
+
 def sde_band(f, engine, D, mc, T, rec, model, seed, suffix=""):
     """f.sde_runs runs of the stochastic theory (docs/model.md §12) at D from the simulation's own
     initial state (--init-seed) with the ODE's samples (--mc-seed: the ODE's run draws those of
@@ -50,9 +57,10 @@ def make(f):
                 *MODEL, "--seed", 1, "--out", f.path("_simulation.csv"))
     # The ODE starts from the simulation's own initial state (same engine, D and seed).
     theory = f.run("theory", "--init-engine", engine, "--init-D", D, "--mc", mc, "--dt", dt, "--T", T,
-                   "--record-every", 2, *MODEL, "--seed", 1, "--out", f.path("_theory.csv"))
+                   "--record-every", 2, *MODEL, "--seed", 1, *line_error(f), "--out", f.path("_theory.csv"))
     sde = sde_band(f, engine, D, mc, T, 2, MODEL, 1)
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
-    hp.theory_against_simulation(axes, theory, sim, title=f"D = {D} ({engine})", sde=sde)
+    hp.theory_against_simulation(axes, theory, sim, title=f"D = {D} ({engine})", sde=sde,
+                                 theory_error=f.sde_runs > 0)
     fig.suptitle("Fig. 1: theory (lines) vs SGD (dots); flip ν=(2,2), L=10, H=2, softmax, η=1", fontsize=10)
     f.save(fig)

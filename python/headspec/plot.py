@@ -145,15 +145,29 @@ def band(ax, table, column, colour, label=None):
     ax.fill_between(t, mean - sd, mean + sd, color=colour, alpha=0.18, lw=0, label=label)
 
 
-def theory_against_simulation(axes, theory, simulation, title="", sde=None):
+def sampling_error(ax, table, column, colour, label=None):
+    """The theory's line ± 2 of its Monte Carlo standard errors (the `<column>_se` column that
+    `theory --mc-error` writes, docs/model.md §6), dotted."""
+    if f"{column}_se" not in columns(table):
+        raise ValueError(f"no column {column}_se: run the theory with --mc-error (Python mc_error=True)")
+    t, value, se = (np.asarray(table[name]) for name in ("t", column, f"{column}_se"))
+    for sign in (-1, 1):
+        ax.plot(t, value + sign * 2 * se, ":", color=colour, lw=0.9, label=label if sign < 0 else None)
+
+
+def theory_against_simulation(axes, theory, simulation, title="", sde=None, theory_error=False):
     """Four panels (the error, M_h1, M_h2, Q⊥_hh against t) of the theory (lines, its first
     run) against every run of a simulation (dots, run 0 darker); `sde`: runs of the stochastic
-    theory (theory(sde=True, runs=K)), drawn as mean ± sd bands. Fig. 1, 9 and 10."""
+    theory (theory(sde=True, runs=K)), drawn as mean ± sd bands; `theory_error`: the theory's
+    line ± 2 of its Monte Carlo standard errors, dotted (a run with `--mc-error`, Python
+    `mc_error=True`, which writes them). Fig. 1, 9 and 10."""
     theory = _one_run(theory, None)
     sim_runs = runs(simulation)
     by_run = {k: select_run(simulation, k) for k in sim_runs}
     ax_loss, ax_m1, ax_m2, ax_ortho = axes
     ax_loss.plot(theory["t"], theory["loss"], color="k", lw=1.5, label="theory")
+    if theory_error:
+        sampling_error(ax_loss, theory, "loss", "k", label="theory ± 2 s.e. (Monte Carlo)")
     if sde is not None:
         band(ax_loss, sde, "loss", "k", label=f"SDE mean ± sd ({len(runs(sde))} runs)")
     for k, s in by_run.items():
@@ -164,6 +178,8 @@ def theory_against_simulation(axes, theory, simulation, title="", sde=None):
         for h in heads(theory):
             c = colour(h)
             ax.plot(theory["t"], theory[col.format(h=h)], color=c, lw=1.5, label=f"head {h}")
+            if theory_error:
+                sampling_error(ax, theory, col.format(h=h), c)
             if sde is not None:
                 band(ax, sde, col.format(h=h), c)
             for k, s in by_run.items():

@@ -94,7 +94,8 @@ def test_bad_simulation_engine_is_bad_input(tmp_path):
 
 def test_figure_one_with_the_stochastic_theorys_band(tmp_path):
     """`figure 1 --sde-runs K`: K runs of `theory --sde` from the simulation's initial state
-    (--init-seed 1) with independent noise, drawn as a band; recorded with the figure."""
+    (--init-seed 1) with independent noise, drawn as a band; recorded with the figure. The line
+    then also reports its Monte Carlo error (--mc-error, `<column>_se` columns)."""
     res = subprocess.run([BINARY, "figure", "1", "--quick", "--sde-runs", "2", "--out-dir", str(tmp_path)],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
@@ -105,6 +106,10 @@ def test_figure_one_with_the_stochastic_theorys_band(tmp_path):
         header = f.readline().strip().split(",")
         runs = {line.split(",")[header.index("run")] for line in f}
     assert runs == {"0", "1"}
+    line = [c.split() for c in meta["commands"] if c.split()[1] == "theory" and "--sde" not in c.split()]
+    assert len(line) == 1 and "--mc-error" in line[0]
+    with open(tmp_path / "fig1_theory.csv") as f:
+        assert {"loss_se", "M_1_2_se", "ortho_2_se"} <= set(f.readline().strip().split(","))
 
 
 def test_figure_with_a_monte_carlo_seed(tmp_path):

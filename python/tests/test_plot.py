@@ -80,6 +80,27 @@ def test_band_is_the_mean_and_sd_over_runs(sim):
     plt.close(fig)
 
 
+def test_sampling_error_draws_the_line_plus_and_minus_two_standard_errors():
+    """theory_against_simulation(theory_error=True) adds value ± 2·<column>_se around each line
+    of a theory run with mc_error=True; a table without those columns is refused."""
+    theory = headspec.theory(L=4, T=2, dt=0.5, record_every=1, mc=512, init_D=300, mc_error=True)
+    table = {name: np.asarray(theory[name]) for name in hp.columns(theory)}
+    fig, axes = plt.subplots(1, 4)
+    hp.theory_against_simulation(axes, table, table, theory_error=True)
+    loss_lines = lines(axes[0])
+    np.testing.assert_array_equal(loss_lines[1][1], table["loss"] - 2 * table["loss_se"])
+    np.testing.assert_array_equal(loss_lines[2][1], table["loss"] + 2 * table["loss_se"])
+    ortho = lines(axes[3])  # per head: the line, its two error lines, the dots
+    np.testing.assert_array_equal(ortho[1][1], table["ortho_1"] - 2 * table["ortho_1_se"])
+    assert len(ortho) == theory.H * 4 and (table["ortho_1_se"] > 0).all()
+    plt.close(fig)
+    fig, axes = plt.subplots(1, 4)
+    plain = {k: v for k, v in table.items() if not k.endswith("_se")}
+    with pytest.raises(ValueError, match="mc-error"):
+        hp.theory_against_simulation(axes, plain, plain, theory_error=True)
+    plt.close(fig)
+
+
 def test_key_tiles_place_each_head_and_separate_them():
     keys = np.arange(5 * 3 * 3, dtype=float).reshape(5, 3, 3)
     mosaic = hp.key_tiles(keys, columns=2)
