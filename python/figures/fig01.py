@@ -61,6 +61,6 @@ def make(f):
     sde = sde_band(f, engine, D, mc, T, 2, MODEL, 1)
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
     hp.theory_against_simulation(axes, theory, sim, title=f"D = {D} ({engine})", sde=sde,
-                                 theory_error=f.sde_runs > 0)
+                                 theory_error=sde is not None)
     fig.suptitle("Fig. 1: theory (lines) vs SGD (dots); flip ν=(2,2), L=10, H=2, softmax, η=1", fontsize=10)
     f.save(fig)

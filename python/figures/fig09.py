@@ -36,7 +36,7 @@ def rows(f, model, T_quick, T_full, title, full_line=None):
                        "--record-every", 2, *m, "--seed", 1, *line_error(f), "--out", f.path(f"_{act}_theory.csv"))
         sde = sde_band(f, engine, D, mc, T, 2, m, 1, suffix=f"_{act}")
         hp.theory_against_simulation(axes[row], theory, sim, title=f"{label}, D = {D} ({engine})", sde=sde,
-                                     theory_error=f.sde_runs > 0)
+                                     theory_error=sde is not None)
     fig.suptitle(title + f"; theory N = {mc}, {line['integrator']} dt = {dt}", fontsize=10)
     fig.tight_layout()
     f.save(fig)
