@@ -32,6 +32,7 @@ nlohmann::json theory_params(const TheorySettings& o, const ModelSpec& model, co
   // Recorded only when set, so that sidecars and checkpoints without it stay as they were.
   if (o.flow) t["flow"] = true;
   if (o.sde_mc != 0) t["sde_mc"] = o.sde_mc;
+  if (o.sde_reference_mc != 0) t["sde_reference_mc"] = o.sde_reference_mc;
   t["time"] =
       o.flow ? "tau = lr t: gradient flow, no lr^2 term (docs/model.md §6)" : "t = samples seen / D, as for simulate";
   t["mc_samples_used"] = runs.samples_used();

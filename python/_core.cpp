@@ -427,6 +427,7 @@ py::dict theory(const py::kwargs& all) {
   settings["integrator"] = to_string(theory_runs.integration().method);
   settings["mc_samples_used"] = theory_runs.samples_used();
   if (s.sde_mc != 0) settings["sde_mc"] = s.sde_mc;  // as the CLI's sidecar: only when set
+  if (s.sde_reference_mc != 0) settings["sde_reference_mc"] = s.sde_reference_mc;
   out["model"] = model_dict(model);
   out["theory"] = from_json(settings);
   out["converged"] = converged;

@@ -47,6 +47,7 @@ TheoryRunsSpec TheorySettings::runs_spec() const {
   spec.keep_R = keep_R;
   spec.sde = sde;
   spec.sde_mc = sde_mc;
+  spec.sde_reference_mc = sde_reference_mc;
   spec.flow = flow;
   spec.init_seed = checked_init_seed(init_seed);
   spec.stop_when_specialised = stop_when_specialised;

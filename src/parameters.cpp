@@ -251,6 +251,12 @@ const ParameterTable<TheorySettings>& theory_parameters() {
                      "less accuracy than the drift (docs/stochastic-theory.md §4)",
                      0),
         // In the sidecar only when set.
+        parameter<S>("sde-reference-mc", &S::sde_reference_mc,
+                     "with --sde: correct the drift along the unspecialised path computed once with this many "
+                     "samples (0: no correction); removes the drift's bias on the plateau at small --mc "
+                     "(docs/stochastic-theory.md §6)",
+                     0),
+        // In the sidecar only when set.
         parameter<S>("flow", &S::flow,
                      "gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 "
                      "(docs/model.md §6)",
@@ -388,6 +394,8 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
                      "theory, sde: keep R(0) from the draw and sample the value channel (general path)", 0),
         parameter<S>("sde-mc", &W::sde_mc, "sde: the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift)",
                      0),
+        parameter<S>("sde-reference-mc", &W::sde_reference_mc,
+                     "sde: the drift corrected along the unspecialised path of this many samples (0: none)", 0),
         parameter<S>("until-converged", &W::until_converged, "theory: stop a run once every |derivative| is below this",
                      0, "theory"),
         parameter<S>("until-error-settled", &W::until_error_settled,

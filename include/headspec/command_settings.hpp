@@ -67,6 +67,7 @@ struct TheorySettings : ModelSettings, RunSettings, OutputSettings, CheckpointSe
   double error_window = 20;
   bool sde = false;
   int64_t sde_mc = 0;  ///< 0: Σ from as many samples as the drift
+  int64_t sde_reference_mc = 0;  ///< 0: the drift not corrected along a reference path
   bool flow = false;
   int64_t init_seed = -1;  ///< −1: run k starts from the draw of --seed + k
   bool stop_when_specialised = false;

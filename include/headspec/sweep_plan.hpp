@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -47,6 +48,7 @@ struct SweepSettings {
   bool flow = false;  // gradient flow (docs/model.md §6)
   bool keep_R = false;  // R(0) kept and the value channel sampled (docs/theory.md §1)
   int64_t sde_mc = 0;   // sde: the plain samples of Σ (0: as many as the drift's)
+  int64_t sde_reference_mc = 0;  // sde: N° of the reference path (0: none)
   // specialisation (docs/model.md §10)
   double delta = 0.2;
   bool stop_when_specialised = false;
@@ -98,6 +100,9 @@ class SweepPlan {
   void plan_theory(uint32_t seed);
   void make_points();
   void make_engine_factories();
+  // The reference path of a point's model (--sde-reference-mc), made by the first task that
+  // needs it and shared by every point with the same model (it does not depend on D).
+  std::shared_ptr<const ReferencePath> reference_path(const SweepPoint& p) const;
 
   SweepSettings settings_;
   bool theory_ = false, sde_ = false;
@@ -109,6 +114,11 @@ class SweepPlan {
   std::vector<GridAxis> axes_;
   std::vector<SweepPoint> points_;
   int tasks_ = 0;
+  struct ReferencePaths {  // shared by the plan's copies, which make the same paths
+    std::mutex mutex;
+    std::vector<std::pair<std::string, std::shared_ptr<const ReferencePath>>> paths;  // by model
+  };
+  std::shared_ptr<ReferencePaths> references_ = std::make_shared<ReferencePaths>();
 };
 
 /// A task's work, and the receipt of its result (called once per task, from any thread,

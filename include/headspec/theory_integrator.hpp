@@ -4,6 +4,7 @@
 // nothing of attention, and the observer records Records in the columns of `simulate`.
 // Time is always t0 + k·dt (or t0 + k·record_every), never accumulated.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,7 @@
 namespace headspec {
 
 class RunSlots;
+class ReferencePath;
 
 enum class Integrator {
   RK4,     ///< classical fixed-step Runge–Kutta (order 4)
@@ -49,6 +51,11 @@ struct IntegrationSpec {
   double finite_D = 0;
   /// With finite_D > 0: the plain samples of Σ (--sde-mc); 0: as many as the drift's engine uses.
   int64_t diffusion_samples = 0;
+  /// With finite_D > 0: N° > 0 corrects the drift along the unspecialised path computed with
+  /// N° samples (--sde-reference-mc, theory_reference.hpp); 0: no correction.
+  int64_t reference_samples = 0;
+  /// The path itself, made once for all runs by make_reference_path (null: none).
+  std::shared_ptr<const ReferencePath> reference;
 
   /// Steps of dt between records (fixed-step methods).
   int64_t steps_per_record() const;

@@ -20,6 +20,8 @@ using OdeState = std::vector<double>;
 /// dx/dt = the expected rates of TheoryEngine::evaluate at x for Monte Carlo draw `draw`
 /// at time t (which only the learning-rate schedule reads, docs/model.md §4). Pass it to odeint as std::ref(system):
 /// odeint copies systems, and this one counts its evaluations.
+class ReferencePath;
+
 class TheorySystem {
  public:
   explicit TheorySystem(const TheoryEngine& engine) : engine_(&engine) {}
@@ -41,11 +43,16 @@ class TheorySystem {
 
   /// The Monte Carlo draw of the next evaluations (step k of --mc-resample uses draw k).
   void set_draw(uint64_t draw) { draw_ = draw; }
+  /// Every evaluation from then on corrected along `path` (theory_reference.hpp); null: none.
+  void correct_along(const ReferencePath* path) { reference_ = path; }
   int64_t evaluations() const { return evaluations_; }
   void set_evaluations(int64_t n) { evaluations_ = n; }
 
  private:
+  void evaluate_into(const OdeState& x, double t, TheoryEvaluation& out);
+
   const TheoryEngine* engine_;
+  const ReferencePath* reference_ = nullptr;
   TheoryEvaluation start_, stage_, observed_;
   bool start_pending_ = false;
   uint64_t draw_ = 0;

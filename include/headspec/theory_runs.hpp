@@ -38,6 +38,7 @@ struct TheoryRunsSpec {
   bool mc_error = false;           ///< also integrate each Sobol randomisation alone: TheoryResult::mc_error
   bool sde = false;                ///< the stochastic theory at D = init_D (docs/model.md §12)
   int64_t sde_mc = 0;              ///< --sde-mc: the plain samples of Σ; 0: as many as the drift's
+  int64_t sde_reference_mc = 0;    ///< --sde-reference-mc: N° of the reference path; 0: none
   bool flow = false;               ///< gradient flow: no η² term, time τ = ηt (docs/model.md §6)
   std::optional<uint32_t> init_seed;  ///< --init-seed: every run's initial state; absent: run k uses seed + k
   bool stop_when_specialised = false;
@@ -88,6 +89,7 @@ IntegrationSpec theory_integration(const S& o, double finite_D = 0) {
   integration.stop_when_specialised = o.stop_when_specialised ? o.delta : 0;
   integration.finite_D = finite_D;
   integration.diffusion_samples = o.sde_mc;
+  integration.reference_samples = o.sde_reference_mc;
   if (o.flow && finite_D > 0)
     throw ParameterError(
         "flow", "not with the stochastic theory: gradient flow is the limit η → 0, where the SGD noise vanishes");

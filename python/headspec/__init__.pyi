@@ -72,6 +72,7 @@ def theory(
     error_window: float | None = 20.0,  # window W of --until-error-settled: a whole multiple of 4 --record-every intervals
     sde: bool | None = False,  # the stochastic theory of SGD at D = --init-D: each step adds the Brownian increment of covariance Σ dt/D (docs/model.md §12); rk4, heun or euler
     sde_mc: int | None = 0,  # with --sde: the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift); Σ needs less accuracy than the drift (docs/stochastic-theory.md §4)
+    sde_reference_mc: int | None = 0,  # with --sde: correct the drift along the unspecialised path computed once with this many samples (0: no correction); removes the drift's bias on the plateau at small --mc (docs/stochastic-theory.md §6)
     flow: bool | None = False,  # gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 (docs/model.md §6)
     init_seed: int | None = -1,  # seed of the initial state, the same for every run (-1: run k uses --seed + k); with --sde, runs from one initial state with independent noise
     stop_when_specialised: bool | None = False,  # stop a run at the first record at which every direction of prior mean zero has specialised
@@ -140,6 +141,7 @@ def sweep(
     flow: bool | None = False,  # theory: gradient flow, no η² term, time τ = ηt (docs/model.md §6)
     keep_R: bool | None = False,  # theory, sde: keep R(0) from the draw and sample the value channel (general path)
     sde_mc: int | None = 0,  # sde: the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift)
+    sde_reference_mc: int | None = 0,  # sde: the drift corrected along the unspecialised path of this many samples (0: none)
     until_converged: float | None = 0.0,  # theory: stop a run once every |derivative| is below this
     until_error_settled: float | None = 0.0,  # theory: stop a run once the recorded error's means over the four quarters of the last --error-window differ by less than this fraction of the last one
     error_window: float | None = 20.0,  # theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals

@@ -107,6 +107,12 @@ def test_theory_sde_equals_cli(cli):
     np.testing.assert_array_equal(fewer["M_1_2"], table["M_1_2"])
     assert fewer["theory"]["sde_mc"] == 256
     assert not np.array_equal(fewer["M_1_2"], res["M_1_2"])
+    corrected = headspec.theory(sde=True, sde_reference_mc=4096, **kw)  # drift along the path (--sde-reference-mc)
+    table = cli("theory", "--sde", "--sde-reference-mc", 4096, "--init-D", 300, "--init-engine", "gram", "--L", 5,
+                "--mc", 1024, "--integrator", "heun", "--dt", 0.5, "--T", 6, "--record-every", 2, "--runs", 2)
+    np.testing.assert_array_equal(corrected["M_1_2"], table["M_1_2"])
+    assert corrected["theory"]["sde_reference_mc"] == 4096
+    assert not np.array_equal(corrected["M_1_2"], res["M_1_2"])
 
 
 def test_sweep_sde_gives_tau_tilde_per_D():

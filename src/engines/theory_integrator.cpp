@@ -66,6 +66,9 @@ static void check_stochastic_theory(const IntegrationSpec& spec, MonteCarloMode 
   if (spec.diffusion_samples != 0 && !sde)
     throw ParameterError("sde-mc", "only with the stochastic theory (--sde, or sweep --engine sde)");
   if (spec.diffusion_samples != 0) check_sample_count("sde-mc", spec.diffusion_samples, "0 (as --mc) or ");
+  if (spec.reference_samples != 0 && !sde)
+    throw ParameterError("sde-reference-mc", "only with the stochastic theory (--sde, or sweep --engine sde)");
+  if (spec.reference_samples != 0) check_sample_count("sde-reference-mc", spec.reference_samples, "0 (none) or ");
   if (sde && mode == MonteCarloMode::Resample)
     throw ParameterError("mc-resample", "not with --sde (the stochastic theory's drift and Σ use fixed samples)");
 }
@@ -400,6 +403,7 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
                               int run_index, const ProgressFn& progress, RunSlots* slots,
                               const Checkpointing* checkpointing, uint32_t noise_seed) {
   TheoryRun run(engine, spec, run_index, progress, slots, checkpointing);
+  run.system.correct_along(spec.reference.get());
   OdeState x(engine.layout().size());
   engine.layout().pack(initial, x.data());
   // The stochastic theory (spec.finite_D > 0): the fixed-step stepper with the Brownian increment added.

@@ -4,6 +4,7 @@
 
 #include "headspec/errors.hpp"
 #include "headspec/specialisation.hpp"
+#include "headspec/theory_reference.hpp"
 
 namespace headspec {
 
@@ -14,22 +15,25 @@ void TheorySystem::operator()(const OdeState& x, OdeState& dxdt, double t) {
     dxdt = start_.rate;
     return;
   }
-  engine_->evaluate(x.data(), draw_, stage_, t);
-  ++evaluations_;
+  evaluate_into(x, t, stage_);
   dxdt = stage_.rate;
 }
 
 const TheoryEvaluation& TheorySystem::evaluate_at_step_start(const OdeState& x, double t) {
-  engine_->evaluate(x.data(), draw_, start_, t);
-  ++evaluations_;
+  evaluate_into(x, t, start_);
   start_pending_ = true;
   return start_;
 }
 
 const TheoryEvaluation& TheorySystem::evaluate(const OdeState& x, double t) {
-  engine_->evaluate(x.data(), draw_, observed_, t);
-  ++evaluations_;
+  evaluate_into(x, t, observed_);
   return observed_;
+}
+
+void TheorySystem::evaluate_into(const OdeState& x, double t, TheoryEvaluation& out) {
+  engine_->evaluate(x.data(), draw_, out, t);
+  ++evaluations_;
+  if (reference_ != nullptr) reference_->correct(x.data(), t, out);
 }
 
 namespace ode {

@@ -10,6 +10,7 @@
 #include "headspec/engines.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/settings.hpp"
+#include "headspec/theory_reference.hpp"
 
 namespace headspec {
 
@@ -24,6 +25,7 @@ TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : mod
   integration_ = theory_integration(spec, spec.sde ? static_cast<double>(spec.init_D) : 0.0);
   check_flow(model, spec.flow);
   mode_ = monte_carlo_mode(spec.mc_resample);
+  check_reference_method(spec.sde_reference_mc, spec.mc_method);
   if (spec.mc_error && spec.sde)
     throw ParameterError("mc-error", "not with --sde (its spread would mix the Monte Carlo error with the SGD noise)");
   if (spec.mc_error && spec.mc_method != SamplingMethod::Sobol)
@@ -81,6 +83,12 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
   mc.channel = spec_.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
   mc.flow = spec_.flow;
   const std::optional<uint32_t> samples_seed = runs_samples_seed(spec_.mc_seed, spec_.sde, spec_.seed);
+  IntegrationSpec integration = integration_;
+  if (integration.reference_samples > 0) {  // one path for all runs, which share their samples
+    TheoryOptions shared = mc;
+    shared.seed = samples_seed.value_or(spec_.seed);
+    integration.reference = make_reference_path(model_, shared, integration);
+  }
   RunSlots slots(checkpointing, "theory", spec_.runs);
   std::vector<TheoryResult> results(static_cast<std::size_t>(spec_.runs));
   bool interrupted = false;
@@ -93,7 +101,7 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
         continue;
       }
     }
-    r = run_theory(model_, initial_engine_, mc, integration_, spec_.seed, k, samples_seed, progress, &slots,
+    r = run_theory(model_, initial_engine_, mc, integration, spec_.seed, k, samples_seed, progress, &slots,
                    checkpointing);
     if (spec_.mc_error && !r.trajectory.interrupted) r.mc_error = randomisation_errors(mc, k, r);
     if (checkpointing == nullptr) continue;

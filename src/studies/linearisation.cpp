@@ -11,6 +11,7 @@
 #include "headspec/study_checks.hpp"
 #include "headspec/theory_diffusion.hpp"
 #include "headspec/theory_ode.hpp"
+#include "headspec/theory_reference.hpp"
 
 namespace headspec {
 namespace {
@@ -221,11 +222,7 @@ namespace {
 
 // The D → ∞ limit of the initial state (docs/model.md §4): M = 0, R = 0, Q = q0 I, c = c(0).
 std::vector<double> unspecialised_start(const ModelSpec& model, const StateLayout& lay) {
-  OrderParameters op0;
-  op0.M = Eigen::MatrixXd::Zero(model.H, model.F());
-  op0.R = Eigen::VectorXd::Zero(model.H);
-  op0.Q = model.q0 * Eigen::MatrixXd::Identity(model.H, model.H);
-  op0.c = model.initial_readout();
+  OrderParameters op0 = unspecialised_state(model);
   std::vector<double> x(lay.size());
   lay.pack(op0, x.data());
   return x;
@@ -442,11 +439,7 @@ SpreadGrowth spread_growth_along(const ModelSpec& model, const LinearisationSpec
   const SymmetrisedTheory theory(model, mc, spec.stop);
   const StateLayout& lay = theory.layout();
   const std::size_t n = lay.size();
-  OrderParameters op0;
-  op0.M = Eigen::MatrixXd::Zero(model.H, model.F());
-  op0.R = Eigen::VectorXd::Zero(model.H);
-  op0.Q = model.q0 * Eigen::MatrixXd::Identity(model.H, model.H);
-  op0.c = model.initial_readout();
+  OrderParameters op0 = unspecialised_state(model);
   std::vector<double> x(n), k1(n), xp(n), xm(n), rp(n), rm(n);
   lay.pack(op0, x.data());
   const std::size_t i1 = lay.m_index(0, direction), i2 = lay.m_index(1, direction);
@@ -486,11 +479,7 @@ double threshold_time(const ModelSpec& model, const LinearisationSpec& spec, int
   const TheoryOptions mc = spec.theory_options();
   const SymmetrisedTheory theory(model, mc, spec.stop);
   const StateLayout& lay = theory.layout();
-  OrderParameters op0;
-  op0.M = Eigen::MatrixXd::Zero(model.H, model.F());
-  op0.R = Eigen::VectorXd::Zero(model.H);
-  op0.Q = model.q0 * Eigen::MatrixXd::Identity(model.H, model.H);
-  op0.c = model.initial_readout();
+  OrderParameters op0 = unspecialised_state(model);
   op0.M(0, direction) = s0 / std::sqrt(2.0);
   op0.M(1, direction) = -s0 / std::sqrt(2.0);
   std::vector<double> x(lay.size()), k1(lay.size());

@@ -18,6 +18,7 @@
 #include "headspec/io.hpp"
 #include "headspec/order_parameters.hpp"
 #include "headspec/specialisation.hpp"
+#include "headspec/theory_reference.hpp"
 #include "headspec/theory_runs.hpp"
 
 namespace headspec {
@@ -74,6 +75,7 @@ void SweepPlan::check_theory_only_flags() const {
   if (o.flow) throw ParameterError("flow", "only for --engine theory");
   if (o.keep_R) throw ParameterError("keep-R", "only for --engine theory or sde");
   if (o.sde_mc != 0) throw ParameterError("sde-mc", "only for --engine sde");
+  if (o.sde_reference_mc != 0) throw ParameterError("sde-reference-mc", "only for --engine sde");
   if (o.until_error_settled != 0) throw ParameterError("until-error-settled", "only for --engine theory");
 }
 
@@ -99,6 +101,7 @@ void SweepPlan::plan_theory(uint32_t seed) {
   mc_.samples = o.mc;
   mc_.mode = monte_carlo_mode(o.mc_resample);
   mc_.method = parse_sampling_method(o.mc_method);
+  check_reference_method(o.sde_reference_mc, mc_.method);
   mc_.flow = o.flow;
   mc_.channel = o.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
   mc_seed_ = runs_samples_seed(checked_mc_seed(o.mc_seed), sde_, seed);
@@ -156,12 +159,26 @@ Trajectory SweepPlan::run_task(int task, const std::atomic<bool>* stop) const {
   if (theory_) {
     IntegrationSpec integration = integration_;
     if (sde_) integration.finite_D = static_cast<double>(p.D);
+    if (integration.reference_samples > 0) integration.reference = reference_path(p);
     return run_theory(p.model, p.engine, mc_, integration, sim_.seed, run, mc_seed_, {}, slots_used, checkpointing)
         .trajectory;
   }
   SimulationSpec point_sim = sim_;
   point_sim.D = p.D;
   return run_sgd(p.engine, p.model, point_sim, run, {}, slots_used, checkpointing);
+}
+
+std::shared_ptr<const ReferencePath> SweepPlan::reference_path(const SweepPoint& p) const {
+  nlohmann::json model;
+  p.model.to_json(model);
+  const std::string key = model.dump();
+  const std::lock_guard<std::mutex> lock(references_->mutex);  // the other tasks wait for the one path
+  for (const auto& [k, path] : references_->paths)
+    if (k == key) return path;
+  TheoryOptions mc = mc_;
+  mc.seed = mc_seed_.value_or(sim_.seed);
+  references_->paths.emplace_back(key, make_reference_path(p.model, mc, integration_));
+  return references_->paths.back().second;
 }
 
 std::string SweepPlan::task_key(int task) const {
@@ -201,6 +218,7 @@ std::string SweepPlan::task_key(int task) const {
     if (o.flow) key["theory"]["flow"] = true;
     if (o.keep_R) key["theory"]["keep_R"] = true;
     if (o.sde_mc != 0) key["theory"]["sde_mc"] = o.sde_mc;
+    if (o.sde_reference_mc != 0) key["theory"]["sde_reference_mc"] = o.sde_reference_mc;
     if (sde_) key["D"] = p.D;
   } else {
     key["D"] = p.D;
@@ -423,6 +441,7 @@ nlohmann::json sweep_sidecar(const SweepPlan& plan, const SweepTable& table, con
     if (o.flow) meta["theory"]["time"] = "tau = lr t: gradient flow (docs/model.md §6)";
     if (o.keep_R) meta["theory"].update({{"keep_R", true}, {"value_channel", "sampled"}});
     if (o.sde_mc != 0) meta["theory"]["sde_mc"] = o.sde_mc;
+    if (o.sde_reference_mc != 0) meta["theory"]["sde_reference_mc"] = o.sde_reference_mc;
   }
   nlohmann::json diverged = nlohmann::json::array();
   for (const auto& s : table.summary)

@@ -149,3 +149,53 @@ TEST(TheorySdeCli, SdeMcSetsTheSamplesOfSigma) {
   }
   std::filesystem::remove_all(dir);
 }
+
+// --sde-reference-mc N°: the drift corrected along the unspecialised path of N° samples
+// (docs/stochastic-theory.md §6). At D = 10^12 (no noise to speak of, and an initial state
+// 10^-6 from the path) the corrected SDE of 1024 samples is the ODE of N° samples, which the
+// uncorrected one is not; the sidecars record it, sweep runs what theory runs whatever the
+// thread count, and it is refused without the stochastic theory or a symmetric method.
+TEST(TheorySdeCli, SdeReferenceMcMakesTheDriftTheReferences) {
+  const auto dir = fresh_dir("sde_reference");
+  const std::string model = "--L 5 --integrator heun --dt 0.5 --init-engine gram --init-D 1000000000000 --T 20 "
+                            "--record-every 10 ";
+  const auto ode = run_cli("theory --mc 8192 " + model);
+  const auto corrected = run_cli("theory --sde --mc 1024 --sde-reference-mc 8192 " + model + "--out " +
+                                 (dir / "t.csv").string());
+  const auto uncorrected = run_cli("theory --sde --mc 1024 " + model);
+  ASSERT_EQ(ode.status, 0) << ode.err;
+  ASSERT_EQ(corrected.status, 0) << corrected.err;
+  ASSERT_EQ(uncorrected.status, 0) << uncorrected.err;
+  const Rows o = parse(ode.out), c = parse(read_file(dir / "t.csv")), u = parse(uncorrected.out);
+  double off_corrected = 0, off_uncorrected = 0;
+  for (const char* col : {"loss", "M_1_1", "M_2_1", "Q_1_1", "Q_1_2", "c_1"}) {
+    const double x = o.values[2][o.column(col)];
+    off_corrected = std::max(off_corrected, std::abs(c.values[2][c.column(col)] - x));
+    off_uncorrected = std::max(off_uncorrected, std::abs(u.values[2][u.column(col)] - x));
+  }
+  EXPECT_LT(off_corrected, 1e-4);
+  EXPECT_GT(off_uncorrected, 1e-3) << "1024 samples must be visibly off for the test to mean anything";
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "t.csv.json"))["theory"]["sde_reference_mc"], 8192);
+  const std::string sweep = "sweep --engine sde --grid D=1000000000000,2000 --L 5 --mc 1024 --integrator heun "
+                            "--dt 0.5 --T 20 --init-engine gram --record-every 10 --runs 2 --sde-reference-mc 8192 ";
+  const auto one = run_cli(sweep + "--threads 1 --out " + (dir / "s1.csv").string());
+  const auto two = run_cli(sweep + "--threads 2 --out " + (dir / "s2.csv").string());
+  ASSERT_EQ(one.status, 0) << one.err;
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_EQ(read_file(dir / "s1.csv"), read_file(dir / "s2.csv"));
+  const Rows s = parse(read_file(dir / "s1.csv"));
+  EXPECT_EQ(s.values[2][s.column("M_1_1")], c.values[2][c.column("M_1_1")]) << "sweep runs what theory runs";
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir / "s1.csv.json"))["theory"]["sde_reference_mc"], 8192);
+  for (const std::string& cmd : {std::string("theory --L 5 --mc 1024 --T 2 --sde-reference-mc 8192"),
+                                 std::string("theory --sde --L 5 --mc 1024 --dt 0.5 --T 2 --sde-reference-mc 1"),
+                                 std::string("theory --sde --L 5 --mc 1024 --dt 0.5 --T 2 --mc-method plain "
+                                             "--sde-reference-mc 4096"),
+                                 std::string("sweep --engine gram --grid H=2 --T 1 --sde-reference-mc 4096")}) {
+    const auto r = run_cli(cmd + " --out " + (dir / "x.csv").string());
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_NE(r.err.find("--sde-reference-mc"), std::string::npos) << cmd << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "x.csv")) << cmd;
+  }
+  std::filesystem::remove_all(dir);
+}

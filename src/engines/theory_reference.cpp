@@ -1,0 +1,149 @@
+#include "headspec/theory_reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "headspec/errors.hpp"
+#include "headspec/theory_ode.hpp"
+
+namespace headspec {
+
+OrderParameters unspecialised_state(const ModelSpec& model) {
+  OrderParameters op;
+  op.M = Eigen::MatrixXd::Zero(model.H, model.F());
+  op.R = Eigen::VectorXd::Zero(model.H);
+  op.Q = model.q0 * Eigen::MatrixXd::Identity(model.H, model.H);
+  op.c = model.initial_readout();
+  return op;
+}
+
+namespace {
+
+// v made exactly invariant under the group (heads equal, sign-symmetric columns of M zero),
+// copying head 1's numbers to the others: the engine's rates at a symmetric state are equal
+// across heads only up to rounding (each head's orbit sum adds in its own order).
+void make_invariant(const StateLayout& lay, const std::vector<int>& directions, double* v) {
+  for (int h = 0; h < lay.H(); ++h) {
+    for (int f = 0; f < lay.F(); ++f) v[lay.m_index(h, f)] = v[lay.m_index(0, f)];
+    v[lay.r_index(h)] = v[lay.r_index(0)];
+    for (int g = h; g < lay.H(); ++g) v[lay.q_index(h, g)] = v[lay.q_index(0, g == h ? 0 : 1)];
+    if (lay.learned_readout()) v[lay.c_index(h)] = v[lay.c_index(0)];
+  }
+  for (int f : directions)
+    for (int h = 0; h < lay.H(); ++h) v[lay.m_index(h, f)] = 0.0;
+}
+
+// The sum of column f of M, the same bits for any order of the heads (the values sorted).
+double column_sum(const StateLayout& lay, const double* x, int f) {
+  std::vector<double> values(static_cast<std::size_t>(lay.H()));
+  for (int h = 0; h < lay.H(); ++h) values[static_cast<std::size_t>(h)] = x[lay.m_index(h, f)];
+  std::sort(values.begin(), values.end());
+  double s = 0;
+  for (double v : values) s += v;
+  return s;
+}
+
+// X°(t) stepped by odeint's `stepper` from t = 0 to ⌊T/dt⌋·dt; `at_step(x, t, ev)` sees each
+// x_k with the reference's evaluation there, which the step's first stage then reuses. A path
+// that blows up ends at its last finite state: the runs, corrected by its last point from
+// then on, diverge by themselves and say so.
+template <class Stepper, class AtStep>
+void integrate_path(Stepper stepper, const TheoryEngine& reference, double dt, double T, std::vector<double>& x,
+                    AtStep at_step) {
+  const std::vector<int> directions = reference.model().prior.sign_symmetric_directions();
+  TheorySystem system(reference);
+  system.snap_times_to(dt);
+  const auto n_steps = static_cast<int64_t>(std::floor(T / dt + 1e-9));
+  for (int64_t k = 0;; ++k) {
+    const double t = static_cast<double>(k) * dt;
+    const TheoryEvaluation& ev = system.evaluate_at_step_start(x, t);
+    at_step(x, t, ev);
+    if (k == n_steps) break;
+    stepper.do_step(std::ref(system), x, t, dt);
+    make_invariant(reference.layout(), directions, x.data());
+    if (!std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); })) return;
+  }
+}
+
+}  // namespace
+
+void check_reference_method(int64_t reference_samples, SamplingMethod method) {
+  if (reference_samples > 0 && method == SamplingMethod::Plain)
+    throw ParameterError("sde-reference-mc", "needs a symmetric --mc-method (sobol or symmetric)");
+}
+
+ReferencePath::ReferencePath(const TheoryEngine& drift, const TheoryEngine& reference, Integrator method, double dt,
+                             double T, double fd_step)
+    : layout_(drift.layout()), directions_(drift.model().prior.sign_symmetric_directions()), dt_(dt) {
+  check_reference_method(1, drift.options().method);
+  check_reference_method(1, reference.options().method);
+  std::vector<double> x(layout_.size());
+  layout_.pack(unspecialised_state(drift.model()), x.data());
+  auto at_step = [&](const std::vector<double>& xk, double t, const TheoryEvaluation& ref_at_xk) {
+    tabulate(drift, reference, xk, t, ref_at_xk, fd_step);
+    path_.push_back(xk);
+  };
+  switch (method) {
+    case Integrator::Euler: integrate_path(ode::Euler(), reference, dt, T, x, at_step); break;
+    case Integrator::Heun: integrate_path(ode::make_heun(), reference, dt, T, x, at_step); break;
+    case Integrator::RK4: integrate_path(ode::RungeKutta4(), reference, dt, T, x, at_step); break;
+    case Integrator::Dopri5: throw ParameterError("integrator", "dopri5 has no fixed grid for the reference path");
+  }
+}
+
+// At a symmetric state the rates of column M_{:,f} vanish and are odd in it, so the slopes
+// are one evaluation at x + h e_{M_1f}: α_f = F_{M_1f}/h, β_f = F_{M_2f}/h (central
+// differences, the other side being the sign flip's image).
+void ReferencePath::tabulate(const TheoryEngine& drift, const TheoryEngine& reference, const std::vector<double>& x,
+                             double t, const TheoryEvaluation& ref_at_x, double fd_step) {
+  TheoryEvaluation ref, own;
+  drift.evaluate(x.data(), 0, own, t);
+  Point p;
+  p.rate.resize(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) p.rate[i] = ref_at_x.rate[i] - own.rate[i];
+  p.error = ref_at_x.error - own.error;
+  make_invariant(layout_, directions_, p.rate.data());
+  for (int f : directions_) {
+    std::vector<double> xp = x;
+    xp[layout_.m_index(0, f)] += fd_step;
+    reference.evaluate(xp.data(), 0, ref, t);
+    drift.evaluate(xp.data(), 0, own, t);
+    auto slope = [&](int h) {
+      const std::size_t i = layout_.m_index(h, f);
+      return (ref.rate[i] - own.rate[i]) / fd_step;
+    };
+    p.alpha.push_back(slope(0));
+    p.beta.push_back(layout_.H() > 1 ? slope(1) : 0.0);
+  }
+  points_.push_back(std::move(p));
+}
+
+void ReferencePath::correct(const double* x, double t, TheoryEvaluation& ev) const {
+  const double w = std::clamp(t / dt_, 0.0, static_cast<double>(points_.size() - 1));
+  const auto k = std::min(static_cast<std::size_t>(w), points_.size() - 1);
+  const std::size_t k1 = std::min(k + 1, points_.size() - 1);
+  const double b = w - static_cast<double>(k), a = 1.0 - b;
+  const Point &p = points_[k], &q = points_[k1];
+  for (std::size_t i = 0; i < ev.rate.size(); ++i) ev.rate[i] += a * p.rate[i] + b * q.rate[i];
+  ev.error += a * p.error + b * q.error;
+  for (std::size_t j = 0; j < directions_.size(); ++j) {
+    const int f = directions_[j];
+    const double alpha = a * p.alpha[j] + b * q.alpha[j], beta = a * p.beta[j] + b * q.beta[j];
+    const double sum = column_sum(layout_, x, f);
+    for (int h = 0; h < layout_.H(); ++h) {
+      const double m = x[layout_.m_index(h, f)];
+      ev.rate[layout_.m_index(h, f)] += alpha * m + beta * (sum - m);
+    }
+  }
+}
+
+std::shared_ptr<const ReferencePath> make_reference_path(const ModelSpec& model, const TheoryOptions& mc,
+                                                         const IntegrationSpec& spec) {
+  TheoryOptions wide = mc;
+  wide.samples = spec.reference_samples;
+  const TheoryEngine drift(model, mc), reference(model, wide);
+  return std::make_shared<const ReferencePath>(drift, reference, spec.method, spec.dt, spec.T);
+}
+
+}  // namespace headspec
