@@ -12,6 +12,7 @@
 // F̃ is F_N° on X°(t) and has its growth rate there; its error away from X° is of second
 // order in x − X°(t) (times N^{-1/2}), and of F_N's size once a run has left the plateau.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -27,8 +28,8 @@ class ReferencePath {
  public:
   /// Integrates X°(t) from unspecialised_state with `reference`'s rates (stepper `method`,
   /// step dt, up to T) and tabulates at every t_k = k·dt the differences between `reference`
-  /// and `drift` there: the rates, ε, and the slopes (α_f, β_f) by central differences of
-  /// step fd_step. Both engines must use a symmetric method (exactly equivariant rates).
+  /// and `drift` there: the rates and ε; and every kSlopeEvery time units the slopes
+  /// (α_f, β_f) by central differences of step fd_step. Both engines must use a symmetric method (exactly equivariant rates).
   ReferencePath(const TheoryEngine& drift, const TheoryEngine& reference, Integrator method, double dt, double T,
                 double fd_step = 1e-4);
 
@@ -41,19 +42,28 @@ class ReferencePath {
   /// X°(t_k), packed.
   const std::vector<double>& state(std::size_t k) const { return path_[k]; }
 
+  /// The slopes' differences are tabulated every this many time units (rounded to whole steps).
+  static constexpr double kSlopeEvery = 5;
+
  private:
   struct Point {
     std::vector<double> rate;  // F_N° − F_N at X°(t_k)
     double error = 0;          // ε's difference
+  };
+  struct Slopes {
     std::vector<double> alpha, beta;  // per sign-symmetric direction
   };
   void tabulate(const TheoryEngine& drift, const TheoryEngine& reference, const std::vector<double>& x, double t,
                 const TheoryEvaluation& ref_at_x, double fd_step);
+  void tabulate_slopes(const TheoryEngine& drift, const TheoryEngine& reference, const std::vector<double>& x,
+                       double t, double fd_step);
 
   const StateLayout layout_;
   std::vector<int> directions_;
   double dt_;
+  int64_t slope_steps_;
   std::vector<Point> points_;
+  std::vector<Slopes> slopes_;
   std::vector<std::vector<double>> path_;
 };
 

@@ -66,6 +66,19 @@ void integrate_path(Stepper stepper, const TheoryEngine& reference, double dt, d
   }
 }
 
+// Linear interpolation at t on the grid j·step, j < count (clamped to the grid's ends).
+struct Blend {
+  std::size_t j0, j1;
+  double w0, w1;
+};
+
+Blend blend(double t, double step, std::size_t count) {
+  const double w = std::clamp(t / step, 0.0, static_cast<double>(count - 1));
+  const auto j0 = std::min(static_cast<std::size_t>(w), count - 1);
+  const double w1 = w - static_cast<double>(j0);
+  return {j0, std::min(j0 + 1, count - 1), 1.0 - w1, w1};
+}
+
 }  // namespace
 
 void check_reference_method(int64_t reference_samples, SamplingMethod method) {
@@ -75,7 +88,10 @@ void check_reference_method(int64_t reference_samples, SamplingMethod method) {
 
 ReferencePath::ReferencePath(const TheoryEngine& drift, const TheoryEngine& reference, Integrator method, double dt,
                              double T, double fd_step)
-    : layout_(drift.layout()), directions_(drift.model().prior.sign_symmetric_directions()), dt_(dt) {
+    : layout_(drift.layout()),
+      directions_(drift.model().prior.sign_symmetric_directions()),
+      dt_(dt),
+      slope_steps_(std::max<int64_t>(1, std::llround(kSlopeEvery / dt))) {
   check_reference_method(1, drift.options().method);
   check_reference_method(1, reference.options().method);
   std::vector<double> x(layout_.size());
@@ -92,18 +108,28 @@ ReferencePath::ReferencePath(const TheoryEngine& drift, const TheoryEngine& refe
   }
 }
 
-// At a symmetric state the rates of column M_{:,f} vanish and are odd in it, so the slopes
-// are one evaluation at x + h e_{M_1f}: α_f = F_{M_1f}/h, β_f = F_{M_2f}/h (central
-// differences, the other side being the sign flip's image).
+// The differences at every step; the slopes every slope_steps_ steps, which change on the
+// plateau's time scale, not the step's.
 void ReferencePath::tabulate(const TheoryEngine& drift, const TheoryEngine& reference, const std::vector<double>& x,
                              double t, const TheoryEvaluation& ref_at_x, double fd_step) {
-  TheoryEvaluation ref, own;
+  TheoryEvaluation own;
   drift.evaluate(x.data(), 0, own, t);
   Point p;
   p.rate.resize(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) p.rate[i] = ref_at_x.rate[i] - own.rate[i];
   p.error = ref_at_x.error - own.error;
   make_invariant(layout_, directions_, p.rate.data());
+  if (static_cast<int64_t>(points_.size()) % slope_steps_ == 0) tabulate_slopes(drift, reference, x, t, fd_step);
+  points_.push_back(std::move(p));
+}
+
+// At a symmetric state the rates of column M_{:,f} vanish and are odd in it, so the slopes
+// are one evaluation at x + h e_{M_1f}: α_f = F_{M_1f}/h, β_f = F_{M_2f}/h (central
+// differences, the other side being the sign flip's image).
+void ReferencePath::tabulate_slopes(const TheoryEngine& drift, const TheoryEngine& reference,
+                                    const std::vector<double>& x, double t, double fd_step) {
+  TheoryEvaluation ref, own;
+  Slopes s;
   for (int f : directions_) {
     std::vector<double> xp = x;
     xp[layout_.m_index(0, f)] += fd_step;
@@ -113,23 +139,22 @@ void ReferencePath::tabulate(const TheoryEngine& drift, const TheoryEngine& refe
       const std::size_t i = layout_.m_index(h, f);
       return (ref.rate[i] - own.rate[i]) / fd_step;
     };
-    p.alpha.push_back(slope(0));
-    p.beta.push_back(layout_.H() > 1 ? slope(1) : 0.0);
+    s.alpha.push_back(slope(0));
+    s.beta.push_back(layout_.H() > 1 ? slope(1) : 0.0);
   }
-  points_.push_back(std::move(p));
+  slopes_.push_back(std::move(s));
 }
 
 void ReferencePath::correct(const double* x, double t, TheoryEvaluation& ev) const {
-  const double w = std::clamp(t / dt_, 0.0, static_cast<double>(points_.size() - 1));
-  const auto k = std::min(static_cast<std::size_t>(w), points_.size() - 1);
-  const std::size_t k1 = std::min(k + 1, points_.size() - 1);
-  const double b = w - static_cast<double>(k), a = 1.0 - b;
-  const Point &p = points_[k], &q = points_[k1];
-  for (std::size_t i = 0; i < ev.rate.size(); ++i) ev.rate[i] += a * p.rate[i] + b * q.rate[i];
-  ev.error += a * p.error + b * q.error;
+  const Blend at = blend(t, dt_, points_.size());
+  const Point &p = points_[at.j0], &q = points_[at.j1];
+  for (std::size_t i = 0; i < ev.rate.size(); ++i) ev.rate[i] += at.w0 * p.rate[i] + at.w1 * q.rate[i];
+  ev.error += at.w0 * p.error + at.w1 * q.error;
+  const Blend sat = blend(t, dt_ * static_cast<double>(slope_steps_), slopes_.size());
+  const Slopes &u = slopes_[sat.j0], &v = slopes_[sat.j1];
   for (std::size_t j = 0; j < directions_.size(); ++j) {
     const int f = directions_[j];
-    const double alpha = a * p.alpha[j] + b * q.alpha[j], beta = a * p.beta[j] + b * q.beta[j];
+    const double alpha = sat.w0 * u.alpha[j] + sat.w1 * v.alpha[j], beta = sat.w0 * u.beta[j] + sat.w1 * v.beta[j];
     const double sum = column_sum(layout_, x, f);
     for (int h = 0; h < layout_.H(); ++h) {
       const double m = x[layout_.m_index(h, f)];
