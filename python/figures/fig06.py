@@ -86,29 +86,32 @@ def draw_prediction(axes, pred):
 def make(f):
     # Gram: the study of docs/results.md "Specialisation time (seed Fig. 6)", 100 runs per D at D = 10^2 … 10^5,
     # T = 800 (0–2 % censored there). SDE, 50 runs per D (the sweep of docs/stochastic-theory.md §2): its cost
-    # does not depend on D, so D = 10^2 … 10^12; its drift and Σ from one fixed set of Sobol samples shared by
-    # every run (docs/model.md §12), heun at dt = 0.5 (the step of its records, so τ is resolved to 0.5);
-    # T = 4000 leaves room for τ ≈ 1900 at 10^12. N = 32768: at 8192 the drift's sample error made τ^s early:
-    # 13 % at D = 10^5 (median 320 against the gram engine's 368) and 386 ± 27 at 10^12 (same runs at
-    # 32768: 1895 against 1509; the linearisation predicts 1917 ± 111), docs/stochastic-theory.md §5.
+    # does not depend on D, so D = 10^2 … 10^12; its drift from one fixed set of Sobol samples shared by every
+    # run, corrected along the unspecialised path of N° samples (--sde-reference-mc, docs/stochastic-theory.md
+    # §6: the path, computed once for every run and D, sets the accuracy of τ^s, not the drift's N), Σ from 4096
+    # plain samples, Euler–Maruyama at dt = 1 (§4: the same law of τ^s as heun at 0.5); T = 4000 leaves room for
+    # τ ≈ 2000 at 10^12. N° = 2^21: the path's own sample error moves τ^s at 10^12 by a few per cent at
+    # N° = 131072 (1958 against 2039 at 524288, §6); uncorrected, N = 32768 was early by ≈ 3-7 % and
+    # N = 8192 by 20 % there (§5).
+    sde_flags = ["--record-every", 1, "--dt", 1, "--integrator", "euler", "--sde-mc", 4096]
     if f.quick:
         Ds, runs, T = [30, 100, 300], 12, 200
-        sde_Ds, sde_runs, sde_T, mc = [100, 10 ** 6, 10 ** 12], 6, 3000, 2048
+        sde_Ds, sde_runs, sde_T, mc, reference_mc = [100, 10 ** 6, 10 ** 12], 6, 3000, 1024, 32768
     else:
         Ds, runs, T = [100, 1000, 10000, 100000], 100, 800
-        sde_Ds, sde_runs, sde_T, mc = [10 ** k for k in range(2, 13)], 50, 4000, 32768
+        sde_Ds, sde_runs, sde_T, mc, reference_mc = [10 ** k for k in range(2, 13)], 50, 4000, 2048, 2 ** 21
     f.parameters = {"engine": "gram", "prior": "flip", "nu": [2, 2], "L": 5, "H": 2, "activation": "softmax",
                     "readout": "learned", "lr": 1, "delta": 0.2, "T": T, "record_every": 0.25, "test_samples": 50,
                     "runs_per_D": runs, "D": Ds, "seed": 1, "stop_when_specialised": True,
-                    "sde": {"D": sde_Ds, "runs_per_D": sde_runs, "T": sde_T, "mc": mc, "integrator": "heun", "dt": 0.5,
-                            "seed": 100001, "init_engine": "gram"}}
+                    "sde": {"D": sde_Ds, "runs_per_D": sde_runs, "T": sde_T, "mc": mc, "sde_reference_mc": reference_mc,
+                            "sde_mc": 4096, "integrator": "euler", "dt": 1, "seed": 100001, "init_engine": "gram"}}
     summary_path = f.path(".summary.csv")
     f.run("sweep", "--engine", "gram", *MODEL, "--T", T, "--record-every", 0.25, "--test-samples", 50, "--delta", 0.2,
           "--stop-when-specialised", "--runs", runs, "--seed", 1, "--grid", "D=" + ",".join(map(str, Ds)),
           "--summary", summary_path, "--out", f.path("_rows.csv"))
     sde_summary_path = f.path(".sde.summary.csv")
-    f.run("sweep", "--engine", "sde", *MODEL, "--T", sde_T, "--record-every", 0.5, "--dt", 0.5, "--integrator", "heun",
-          "--mc", mc, "--init-engine", "gram", "--delta", 0.2, "--stop-when-specialised", "--runs", sde_runs,
+    f.run("sweep", "--engine", "sde", *MODEL, "--T", sde_T, *sde_flags, "--mc", mc, "--sde-reference-mc", reference_mc,
+          "--init-engine", "gram", "--delta", 0.2, "--stop-when-specialised", "--runs", sde_runs,
           "--seed", 100001, "--grid", "D=" + ",".join(map(str, sde_Ds)), "--summary", sde_summary_path,
           "--out", f.path("_sde_rows.csv"))
     rows = per_D(read_csv(summary_path), Ds)
@@ -142,7 +145,8 @@ def make(f):
         axes[0].annotate(f"{r['specialised']}/{r['runs']}", (r["D"], r["mean_tau"]), fontsize=6,
                          textcoords="offset points", xytext=(3, -10))
     fig.suptitle(f"Fig. 6: specialisation of the flipping direction, flip ν=(2,2), L=5, H=2, softmax, δ=0.2; gram "
-                 f"engine ({runs} runs per D, T={T}) and stochastic theory ({sde_runs} runs per D, N={mc}, T={sde_T}); "
+                 f"engine ({runs} runs per D, T={T}) and stochastic theory ({sde_runs} runs per D, N={mc} along the "
+                 f"path of N°={reference_mc}, T={sde_T}); "
                  f"k/n: runs specialised by T (censored runs not in means and variances);\nred: the linearised ODE with the "
                  f"finite-D noise, mean ± sd over {pred['seeds']} Monte Carlo seeds (N={settings['mc']}, a(t) computed "
                  f"to t={settings['along']})", fontsize=8)
