@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "cli_helpers.hpp"
 #include "csv_columns.hpp"
@@ -16,6 +18,18 @@ using namespace headspec::testing;
 namespace {
 
 const std::string kSde = "theory --sde --L 5 --mc 1024 --integrator heun --dt 0.5 --init-engine gram ";
+
+// Each command is refused with exit status 2 and one line naming `flag`, and writes nothing.
+void expect_refused(const std::vector<std::string>& commands, const std::string& flag,
+                    const std::filesystem::path& out) {
+  for (const std::string& cmd : commands) {
+    const auto r = run_cli(cmd + " --out " + out.string());
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << cmd << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << cmd;
+  }
+}
 
 }  // namespace
 
@@ -138,15 +152,10 @@ TEST(TheorySdeCli, SdeMcSetsTheSamplesOfSigma) {
   const Rows sw = parse(read_file(dir / "s.csv"));
   EXPECT_EQ(sw.values[1][sw.column("M_1_2")], m12b) << "sweep --sde-mc runs what theory --sde-mc runs";
   EXPECT_EQ(nlohmann::json::parse(read_file(dir / "s.csv.json"))["theory"]["sde_mc"], 256);
-  for (const std::string& cmd : {std::string("theory --L 5 --mc 1024 --T 2 --sde-mc 256"),
-                                 std::string("sweep --engine theory --grid H=2 --mc 512 --T 1 --sde-mc 256"),
-                                 std::string("sweep --engine gram --grid H=2 --T 1 --sde-mc 256")}) {
-    const auto r = run_cli(cmd + " --out " + (dir / "x.csv").string());
-    EXPECT_EQ(r.status, 2) << cmd;
-    EXPECT_NE(r.err.find("--sde-mc"), std::string::npos) << cmd << ": " << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_FALSE(std::filesystem::exists(dir / "x.csv")) << cmd;
-  }
+  expect_refused({"theory --L 5 --mc 1024 --T 2 --sde-mc 256",
+                  "sweep --engine theory --grid H=2 --mc 512 --T 1 --sde-mc 256",
+                  "sweep --engine gram --grid H=2 --T 1 --sde-mc 256"},
+                 "--sde-mc", dir / "x.csv");
   std::filesystem::remove_all(dir);
 }
 
@@ -186,16 +195,10 @@ TEST(TheorySdeCli, SdeReferenceMcMakesTheDriftTheReferences) {
   const Rows s = parse(read_file(dir / "s1.csv"));
   EXPECT_EQ(s.values[2][s.column("M_1_1")], c.values[2][c.column("M_1_1")]) << "sweep runs what theory runs";
   EXPECT_EQ(nlohmann::json::parse(read_file(dir / "s1.csv.json"))["theory"]["sde_reference_mc"], 8192);
-  for (const std::string& cmd : {std::string("theory --L 5 --mc 1024 --T 2 --sde-reference-mc 8192"),
-                                 std::string("theory --sde --L 5 --mc 1024 --dt 0.5 --T 2 --sde-reference-mc 1"),
-                                 std::string("theory --sde --L 5 --mc 1024 --dt 0.5 --T 2 --mc-method plain "
-                                             "--sde-reference-mc 4096"),
-                                 std::string("sweep --engine gram --grid H=2 --T 1 --sde-reference-mc 4096")}) {
-    const auto r = run_cli(cmd + " --out " + (dir / "x.csv").string());
-    EXPECT_EQ(r.status, 2) << cmd;
-    EXPECT_NE(r.err.find("--sde-reference-mc"), std::string::npos) << cmd << ": " << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_FALSE(std::filesystem::exists(dir / "x.csv")) << cmd;
-  }
+  expect_refused({"theory --L 5 --mc 1024 --T 2 --sde-reference-mc 8192",
+                  "theory --sde --L 5 --mc 1024 --dt 0.5 --T 2 --sde-reference-mc 1",
+                  "theory --sde --L 5 --mc 1024 --dt 0.5 --T 2 --mc-method plain --sde-reference-mc 4096",
+                  "sweep --engine gram --grid H=2 --T 1 --sde-reference-mc 4096"},
+                 "--sde-reference-mc", dir / "x.csv");
   std::filesystem::remove_all(dir);
 }
