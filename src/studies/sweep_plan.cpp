@@ -3,6 +3,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <climits>
@@ -177,7 +178,13 @@ std::shared_ptr<const ReferencePath> SweepPlan::reference_path(const SweepPoint&
     if (k == key) return path;
   TheoryOptions mc = mc_;
   mc.seed = mc_seed_.value_or(sim_.seed);
+  // Made inside one task of the tasks' parallel loop, where nested regions would run on one
+  // thread: one more active level lets its evaluations use the threads (the other tasks wait
+  // here anyway). The numbers do not depend on it.
+  const int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(std::max(levels, omp_get_active_level() + 1));
   references_->paths.emplace_back(key, make_reference_path(p.model, mc, integration_));
+  omp_set_max_active_levels(levels);
   return references_->paths.back().second;
 }
 
