@@ -56,6 +56,10 @@ struct TheoryOptions {
   bool flow = false;
 };
 
+/// The symmetric starting state M = 0, R = 0, Q = q0 I, c = c(0): the D → ∞ limit of the
+/// initial state (docs/model.md §4), where the unspecialised trajectory starts.
+OrderParameters unspecialised_state(const ModelSpec& model);
+
 /// Packing of the state into a flat vector, the integrators' state type:
 /// [M row-major (H·F), R (H), Q upper triangle row by row (H(H+1)/2), c (H, learned readout only)].
 class StateLayout {

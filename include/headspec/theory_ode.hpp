@@ -17,11 +17,11 @@ namespace headspec {
 
 using OdeState = std::vector<double>;
 
+class ReferencePath;
+
 /// dx/dt = the expected rates of TheoryEngine::evaluate at x for Monte Carlo draw `draw`
 /// at time t (which only the learning-rate schedule reads, docs/model.md §4). Pass it to odeint as std::ref(system):
 /// odeint copies systems, and this one counts its evaluations.
-class ReferencePath;
-
 class TheorySystem {
  public:
   explicit TheorySystem(const TheoryEngine& engine) : engine_(&engine) {}

@@ -21,9 +21,6 @@
 
 namespace headspec {
 
-/// The symmetric starting state M = 0, R = 0, Q = q0 I, c = c(0) (docs/model.md §6).
-OrderParameters unspecialised_state(const ModelSpec& model);
-
 class ReferencePath {
  public:
   /// Integrates X°(t) from unspecialised_state with `reference`'s rates (stepper `method`,

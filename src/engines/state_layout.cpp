@@ -5,6 +5,15 @@
 
 namespace headspec {
 
+OrderParameters unspecialised_state(const ModelSpec& model) {
+  OrderParameters op;
+  op.M = Eigen::MatrixXd::Zero(model.H, model.F());
+  op.R = Eigen::VectorXd::Zero(model.H);
+  op.Q = model.q0 * Eigen::MatrixXd::Identity(model.H, model.H);
+  op.c = model.initial_readout();
+  return op;
+}
+
 StateLayout::StateLayout(int H, int F, bool learned_readout)
     : H_(H),
       F_(F),

@@ -9,15 +9,6 @@
 
 namespace headspec {
 
-OrderParameters unspecialised_state(const ModelSpec& model) {
-  OrderParameters op;
-  op.M = Eigen::MatrixXd::Zero(model.H, model.F());
-  op.R = Eigen::VectorXd::Zero(model.H);
-  op.Q = model.q0 * Eigen::MatrixXd::Identity(model.H, model.H);
-  op.c = model.initial_readout();
-  return op;
-}
-
 namespace {
 
 // v made exactly invariant under the group (heads equal, sign-symmetric columns of M zero),

@@ -11,7 +11,6 @@
 #include "headspec/study_checks.hpp"
 #include "headspec/theory_diffusion.hpp"
 #include "headspec/theory_ode.hpp"
-#include "headspec/theory_reference.hpp"
 
 namespace headspec {
 namespace {
