@@ -133,6 +133,8 @@ class TheoryRuns {
   std::vector<TheoryResult> run(const ProgressFn& progress = {}, const Checkpointing* checkpointing = nullptr) const;
 
  private:
+  // The Monte Carlo of every run (its seed set by run_theory).
+  TheoryOptions monte_carlo_options() const;
   // --mc-error: run k integrated with each Sobol randomisation alone (TheoryResult::mc_error).
   std::vector<std::vector<double>> randomisation_errors(const TheoryOptions& mc, int k,
                                                         const TheoryResult& pooled) const;

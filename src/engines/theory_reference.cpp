@@ -25,9 +25,11 @@ void make_invariant(const StateLayout& lay, const std::vector<int>& directions, 
     for (int h = 0; h < lay.H(); ++h) v[lay.m_index(h, f)] = 0.0;
 }
 
-// The sum of column f of M, the same bits for any order of the heads (the values sorted).
+// The sum of column f of M, the same bits for any order of the heads (the values sorted; the
+// scratch is the thread's own, so that an evaluation allocates nothing).
 double column_sum(const StateLayout& lay, const double* x, int f) {
-  std::vector<double> values(static_cast<std::size_t>(lay.H()));
+  thread_local std::vector<double> values;
+  values.resize(static_cast<std::size_t>(lay.H()));
   for (int h = 0; h < lay.H(); ++h) values[static_cast<std::size_t>(h)] = x[lay.m_index(h, f)];
   std::sort(values.begin(), values.end());
   double s = 0;

@@ -75,31 +75,50 @@ std::vector<std::vector<double>> TheoryRuns::randomisation_errors(const TheoryOp
   return spread_of(sets, pooled.trajectory, model_.readout == Readout::Learned);
 }
 
-std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Checkpointing* checkpointing) const {
+TheoryOptions TheoryRuns::monte_carlo_options() const {
   TheoryOptions mc;
   mc.samples = spec_.mc;
   mc.mode = mode_;
   mc.method = spec_.mc_method;
   mc.channel = spec_.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
   mc.flow = spec_.flow;
+  return mc;
+}
+
+namespace {
+
+// Run k needs no integrating now: finished in the checkpoint (r read from it), or not started
+// because the runs are being interrupted (r marked so; its slot stays as it was, and so do
+// those of the runs after it).
+bool settled_by_checkpoint(const Checkpointing* checkpointing, const RunSlots& slots, int k, bool& interrupted,
+                           TheoryResult& r) {
+  if (checkpointing == nullptr) return false;
+  if (read_finished_theory(slots.slot(k), r)) return true;
+  if (interrupted || (slots.slot(k).empty() && checkpointing->interrupted())) {
+    r.trajectory.interrupted = interrupted = true;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Checkpointing* checkpointing) const {
+  const TheoryOptions mc = monte_carlo_options();
   const std::optional<uint32_t> samples_seed = runs_samples_seed(spec_.mc_seed, spec_.sde, spec_.seed);
   IntegrationSpec integration = integration_;
-  if (integration.reference_samples > 0) {  // one path for all runs, which share their samples
-    TheoryOptions shared = mc;
-    shared.seed = samples_seed.value_or(spec_.seed);
-    integration.reference = make_reference_path(model_, shared, integration);
-  }
   RunSlots slots(checkpointing, "theory", spec_.runs);
   std::vector<TheoryResult> results(static_cast<std::size_t>(spec_.runs));
   bool interrupted = false;
   for (int k = 0; k < spec_.runs; ++k) {
     TheoryResult& r = results[static_cast<std::size_t>(k)];
-    if (checkpointing != nullptr) {
-      if (read_finished_theory(slots.slot(k), r)) continue;
-      if (interrupted || (slots.slot(k).empty() && checkpointing->interrupted())) {
-        r.trajectory.interrupted = interrupted = true;  // not started: its slot stays as it was
-        continue;
-      }
+    if (settled_by_checkpoint(checkpointing, slots, k, interrupted, r)) continue;
+    // With --sde-reference-mc: one path for all runs, which share their samples, made when the
+    // first run that the checkpoint has not settled needs it.
+    if (integration.reference_samples > 0 && !integration.reference) {
+      TheoryOptions shared = mc;
+      shared.seed = samples_seed.value_or(spec_.seed);
+      integration.reference = make_reference_path(model_, shared, integration);
     }
     r = run_theory(model_, initial_engine_, mc, integration, spec_.seed, k, samples_seed, progress, &slots,
                    checkpointing);
@@ -114,12 +133,7 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
   return results;
 }
 
-int64_t TheoryRuns::samples_used() const {
-  TheoryOptions mc;
-  mc.samples = spec_.mc;
-  mc.method = spec_.mc_method;
-  return TheoryEngine::samples_used(model_, mc);
-}
+int64_t TheoryRuns::samples_used() const { return TheoryEngine::samples_used(model_, monte_carlo_options()); }
 
 EngineFactory initial_state_factory(const std::string& engine, const ModelSpec& model, int64_t D) {
   return sgd_engine_factory(engine, model, D, EngineParameterNames{"init-engine", "init-D"});

@@ -10,6 +10,7 @@
 #include "headspec/activation.hpp"
 #include "headspec/symmetry_group.hpp"
 #include "headspec/theory_engine.hpp"
+#include "headspec/theory_runs.hpp"
 
 using namespace headspec;
 
@@ -212,4 +213,12 @@ TEST(TheorySymmetric, SamplesAreWholeOrbits) {
       const TheoryOptions o = symmetric_options(ValueChannel::Integrated, N, method);
       EXPECT_EQ(TheoryEngine::samples_used(g, o), TheoryEngine(g, o).samples_used()) << to_string(method) << " " << N;
     }
+  // The count the sidecar reports (TheoryRuns) has the value sign's images with --keep-R:
+  // orbits of 8, 1002 → 1008 (without them 1004).
+  TheoryRunsSpec runs;
+  runs.mc = 1002;
+  runs.mc_method = SamplingMethod::Symmetric;
+  runs.keep_R = true;
+  EXPECT_EQ(TheoryRuns(m, runs).samples_used(), 1008);
+  EXPECT_EQ(TheoryRuns(m, runs).samples_used(), TheoryEngine(m, symmetric_options(ValueChannel::Sampled, 1002)).samples_used());
 }
