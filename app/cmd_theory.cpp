@@ -3,6 +3,9 @@
 
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "checkpointing.hpp"
 #include "commands.hpp"
@@ -111,10 +114,15 @@ int run_theory(const TheorySettings& o, const std::vector<std::string>& argv, bo
   files.check();
   if (check_only) return 0;
 
-  Progress progress("theory", static_cast<double>(o.runs) * (o.T + o.record_every), progress_shown);
+  Progress progress("theory", static_cast<double>(o.runs) * o.T, progress_shown);
+  std::mutex reached_mutex;  // small runs go in parallel (TheoryRuns::run): the sum of their times
+  std::vector<double> reached(static_cast<std::size_t>(o.runs), 0.0);
+  double reached_sum = 0;
   const std::vector<TheoryResult> results = theory.run(
       [&](int run, double t) {
-        progress.update(fmt::format("run {} t = {:.4g} / {}", run, t, o.T), run * (o.T + o.record_every) + t);
+        const std::lock_guard lock(reached_mutex);
+        reached_sum += t - std::exchange(reached[static_cast<std::size_t>(run)], t);
+        progress.update(fmt::format("run {} t = {:.4g} / {}", run, t, o.T), reached_sum);
       },
       checkpointing.driver());
   progress.finish();

@@ -133,8 +133,24 @@ class TheoryRuns {
   std::vector<TheoryResult> run(const ProgressFn& progress = {}, const Checkpointing* checkpointing = nullptr) const;
 
  private:
+  // What every run of one call shares.
+  struct RunContext {
+    const TheoryOptions& mc;
+    const IntegrationSpec& integration;
+    std::optional<uint32_t> samples_seed;
+    const ProgressFn& progress;
+    RunSlots& slots;
+    const Checkpointing* checkpointing;
+  };
   // The Monte Carlo of every run (its seed set by run_theory).
   TheoryOptions monte_carlo_options() const;
+  // integration_ with the reference path of --sde-reference-mc when a run needs it.
+  IntegrationSpec integration_of_runs(const TheoryOptions& mc, std::optional<uint32_t> samples_seed,
+                                      const RunSlots& slots) const;
+  // Several runs whose evaluations are too small to start threads themselves.
+  bool runs_in_parallel() const;
+  // Run k into r (from the checkpoint, or integrated, then its slot updated).
+  void run_one(int k, const RunContext& c, bool& interrupted, TheoryResult& r) const;
   // --mc-error: run k integrated with each Sobol randomisation alone (TheoryResult::mc_error).
   std::vector<std::vector<double>> randomisation_errors(const TheoryOptions& mc, int k,
                                                         const TheoryResult& pooled) const;

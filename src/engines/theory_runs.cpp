@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 
 #include "headspec/checkpoint.hpp"
@@ -88,8 +89,9 @@ TheoryOptions TheoryRuns::monte_carlo_options() const {
 namespace {
 
 // Run k needs no integrating now: finished in the checkpoint (r read from it), or not started
-// because the runs are being interrupted (r marked so; its slot stays as it was, and so do
-// those of the runs after it).
+// because the runs are being interrupted (r marked so; its slot stays as it was). Run one
+// after another, `interrupted` (set here or by an interrupted run) leaves every later run
+// unstarted; run in parallel, each run has its own, and the interrupt flag does that.
 bool settled_by_checkpoint(const Checkpointing* checkpointing, const RunSlots& slots, int k, bool& interrupted,
                            TheoryResult& r) {
   if (checkpointing == nullptr) return false;
@@ -101,35 +103,73 @@ bool settled_by_checkpoint(const Checkpointing* checkpointing, const RunSlots& s
   return false;
 }
 
+bool every_run_finished(const RunSlots& slots, int runs) {
+  TheoryResult r;
+  for (int k = 0; k < runs; ++k)
+    if (!read_finished_theory(slots.slot(k), r)) return false;
+  return true;
+}
+
 }  // namespace
+
+IntegrationSpec TheoryRuns::integration_of_runs(const TheoryOptions& mc, std::optional<uint32_t> samples_seed,
+                                                const RunSlots& slots) const {
+  IntegrationSpec integration = integration_;
+  // With --sde-reference-mc: one path for all runs, which share their samples (not made when
+  // every run comes finished from the checkpoint).
+  if (integration.reference_samples > 0 && !every_run_finished(slots, spec_.runs)) {
+    TheoryOptions shared = mc;
+    shared.seed = samples_seed.value_or(spec_.seed);
+    integration.reference = make_reference_path(model_, shared, integration);
+  }
+  return integration;
+}
+
+bool TheoryRuns::runs_in_parallel() const {
+  const int64_t threaded = TheoryEngine::kParallelBlocks * TheoryEngine::kBlock;
+  return spec_.runs > 1 && samples_used() < threaded && integration_.diffusion_samples < threaded;
+}
+
+void TheoryRuns::run_one(int k, const RunContext& c, bool& interrupted, TheoryResult& r) const {
+  if (settled_by_checkpoint(c.checkpointing, c.slots, k, interrupted, r)) return;
+  r = run_theory(model_, initial_engine_, c.mc, c.integration, spec_.seed, k, c.samples_seed, c.progress, &c.slots,
+                 c.checkpointing);
+  if (spec_.mc_error && !r.trajectory.interrupted) r.mc_error = randomisation_errors(c.mc, k, r);
+  if (c.checkpointing == nullptr) return;
+  if (r.trajectory.interrupted)
+    interrupted = true;
+  else
+    c.slots.update(k, finished_theory_slot(r), false);
+}
 
 std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Checkpointing* checkpointing) const {
   const TheoryOptions mc = monte_carlo_options();
   const std::optional<uint32_t> samples_seed = runs_samples_seed(spec_.mc_seed, spec_.sde, spec_.seed);
-  IntegrationSpec integration = integration_;
   RunSlots slots(checkpointing, "theory", spec_.runs);
+  const IntegrationSpec integration = integration_of_runs(mc, samples_seed, slots);
+  const RunContext context{mc, integration, samples_seed, progress, slots, checkpointing};
   std::vector<TheoryResult> results(static_cast<std::size_t>(spec_.runs));
-  bool interrupted = false;
-  for (int k = 0; k < spec_.runs; ++k) {
-    TheoryResult& r = results[static_cast<std::size_t>(k)];
-    if (settled_by_checkpoint(checkpointing, slots, k, interrupted, r)) continue;
-    // With --sde-reference-mc: one path for all runs, which share their samples, made when the
-    // first run that the checkpoint has not settled needs it.
-    if (integration.reference_samples > 0 && !integration.reference) {
-      TheoryOptions shared = mc;
-      shared.seed = samples_seed.value_or(spec_.seed);
-      integration.reference = make_reference_path(model_, shared, integration);
+  if (runs_in_parallel()) {
+    // Evaluations this small run on one thread each (TheoryEngine::kParallelBlocks): the runs
+    // take the threads instead, each with the numbers it has alone.
+    std::vector<std::exception_ptr> failed(results.size());
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int k = 0; k < spec_.runs; ++k) {
+      try {
+        bool interrupted = false;
+        run_one(k, context, interrupted, results[static_cast<std::size_t>(k)]);
+      } catch (...) {  // an exception must not leave a parallel region
+        failed[static_cast<std::size_t>(k)] = std::current_exception();
+      }
     }
-    r = run_theory(model_, initial_engine_, mc, integration, spec_.seed, k, samples_seed, progress, &slots,
-                   checkpointing);
-    if (spec_.mc_error && !r.trajectory.interrupted) r.mc_error = randomisation_errors(mc, k, r);
-    if (checkpointing == nullptr) continue;
-    if (r.trajectory.interrupted)
-      interrupted = true;
-    else
-      slots.update(k, finished_theory_slot(r), false);
+    for (const auto& e : failed)
+      if (e) std::rethrow_exception(e);
+  } else {
+    bool interrupted = false;
+    for (int k = 0; k < spec_.runs; ++k) run_one(k, context, interrupted, results[static_cast<std::size_t>(k)]);
   }
-  if (interrupted) slots.save();
+  if (std::any_of(results.begin(), results.end(), [](const TheoryResult& r) { return r.trajectory.interrupted; }))
+    slots.save();
   return results;
 }
 

@@ -117,15 +117,15 @@ TEST(CheckpointResume, DenseRunsContinueBitForBit) { check_sgd_engine("dense"); 
 
 TEST(CheckpointResume, GramRunsContinueBitForBit) { check_sgd_engine("gram"); }
 
-TEST(CheckpointResume, TheoryRunsContinueBitForBitWithFixedAndResampledSamplesAndTheSde) {
+// sde-heun: the stochastic theory (docs/model.md §12), whose step k's noise must come back too.
+void check_theory_runs(int64_t mc) {
   const ModelSpec m = small_model();
-  // sde-heun: the stochastic theory (docs/model.md §12), whose step k's noise must come back too.
   for (const std::string name : {"rk4", "euler", "dopri5", "sde-heun"}) {
     const bool resample = name == "euler", sde = name == "sde-heun";
     const std::string integrator = sde ? "heun" : name;
-    SCOPED_TRACE(name + (resample ? " resampled" : " fixed"));
+    SCOPED_TRACE(name + (resample ? " resampled" : " fixed") + " N = " + std::to_string(mc));
     TheoryRunsSpec spec;
-    spec.mc = 300;
+    spec.mc = mc;
     spec.integrator = integrator;
     spec.mc_resample = resample;
     spec.sde = sde;
@@ -157,13 +157,13 @@ TEST(CheckpointResume, TheoryRunsContinueBitForBitWithFixedAndResampledSamplesAn
         if (r.trajectory.interrupted) return true;
       return false;
     };
-    // Stopped after the 7th record of 10: in run 1, with run 0 finished.
+    // Stopped after the 7th record of 10: one after the other, in run 1 with run 0 finished.
     for (const std::string& out : interrupted_and_resumed(run, interrupted, 7, 0.25)) EXPECT_EQ(out, plain);
     // The evaluation counts (in the sidecar) are those of the uninterrupted runs too.
     std::atomic<bool> flag{false};
     Saves saves;
     Checkpointing c = saves.make(&flag, 0.25);
-    int seen = 0;
+    std::atomic<int> seen{0};
     theory.run([&](int, double) { flag = ++seen == 3; }, &c);
     Checkpointing r;
     r.resume = saves.states.back();
@@ -171,6 +171,12 @@ TEST(CheckpointResume, TheoryRunsContinueBitForBitWithFixedAndResampledSamplesAn
     for (int k = 0; k < spec.runs; ++k) EXPECT_EQ(resumed[k].evaluations, plain_runs[k].evaluations);
   }
 }
+
+// 300 samples: the two runs in parallel (TheoryRuns::run); 8192: one after the other, each
+// evaluation on the threads.
+TEST(CheckpointResume, TheoryRunsContinueBitForBitWithFixedAndResampledSamplesAndTheSde) { check_theory_runs(300); }
+
+TEST(CheckpointResume, TheoryRunsOneAfterAnotherContinueBitForBit) { check_theory_runs(8192); }
 
 TEST(CheckpointResume, MnistRunsContinueBitForBitWithTheirKeys) {
   const auto dir = headspec::testing::fresh_dir("ckpt_mnist_fixture");

@@ -143,6 +143,25 @@ TEST(TheorySde, SameBitsWhateverTheThreadCount) {
   EXPECT_EQ(one, two);
 }
 
+// Runs whose evaluations are too small for threads run in parallel (TheoryRuns::run): the
+// same numbers, run by run, on one thread or two, with and without the SGD noise.
+TEST(TheorySde, ParallelRunsSameBitsWhateverTheThreadCount) {
+  const ModelSpec m = fig6_model();
+  for (const bool sde : {true, false}) {
+    TheoryRunsSpec spec = sde_spec(1000);
+    spec.sde = sde;
+    spec.runs = 3;
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const auto one = TheoryRuns(m, spec).run();
+    omp_set_num_threads(2);
+    const auto two = TheoryRuns(m, spec).run();
+    omp_set_num_threads(saved);
+    for (int k = 0; k < spec.runs; ++k) EXPECT_EQ(final_state(one[k]), final_state(two[k])) << "run " << k;
+    EXPECT_NE(final_state(two[0]), final_state(two[2]));
+  }
+}
+
 // Run k's noise, like its initial state, is that of seed + k; its samples those of --mc-seed.
 TEST(TheorySde, RunKIsRunZeroOfSeedPlusK) {
   const ModelSpec m = fig6_model();
