@@ -298,67 +298,89 @@ std::vector<Trajectory> run_sweep(const SweepPlan& plan, const std::atomic<bool>
   return std::move(t.results);
 }
 
-SweepTable sweep_table(const SweepPlan& plan, const std::vector<Trajectory>& results) {
-  SweepTable table;
-  const auto& points = plan.points();
-  const int runs = plan.settings().runs;
-  // Columns: the grid keys, then the union of every point's docs/cli.md columns (they
-  // differ when H, F or the readout vary); a point leaves the columns it lacks empty.
-  int H = 1, F = 1;
+namespace {
+
+// The union of every point's docs/cli.md columns (run, t, loss, …; they differ when H, F or
+// the readout vary) and the largest F of the grid.
+std::vector<std::string> union_columns(const SweepPlan& plan, int& F) {
+  int H = 1;
   bool learned = false;
-  for (const SweepPoint& p : points) {
+  F = 1;
+  for (const SweepPoint& p : plan.points()) {
     H = std::max(H, p.model.H);
     F = std::max(F, p.model.F());
     learned = learned || p.model.readout == Readout::Learned;
   }
-  const auto columns = csv_columns(H, F, learned);  // run, t, loss, …
-  std::map<std::string, std::size_t> position;
-  for (std::size_t k = 2; k < columns.size(); ++k) position[columns[k]] = k - 2;
+  return csv_columns(H, F, learned);
+}
+
+// A task's records in the union's value columns; a point leaves the columns it lacks empty.
+class UnionRows {
+ public:
+  UnionRows(const std::vector<std::string>& columns, const SweepPoint& p)
+      : width_(columns.size() - 2), learned_(p.model.readout == Readout::Learned) {
+    std::map<std::string, std::size_t> position;
+    for (std::size_t k = 2; k < columns.size(); ++k) position[columns[k]] = k - 2;
+    const auto own = csv_columns(p.model.H, p.model.F(), learned_);
+    for (std::size_t k = 2; k < own.size(); ++k) index_.push_back(position.at(own[k]));
+  }
+
+  std::vector<std::optional<double>> operator()(const Record& r) {
+    values_.clear();
+    append_csv_values(r, learned_, values_);
+    std::vector<std::optional<double>> cells(width_);
+    for (std::size_t k = 0; k < values_.size(); ++k) cells[index_[k]] = values_[k];
+    return cells;
+  }
+
+ private:
+  std::size_t width_;
+  bool learned_;
+  std::vector<std::size_t> index_;
+  std::vector<double> values_;
+};
+
+// Task `task`'s summary row: its last record, how it ended, its specialisation times.
+SweepTable::Summary summary_of(const SweepPlan& plan, const SweepTable& table, int task, const Trajectory& tr,
+                               UnionRows& union_row) {
+  const SweepPoint& p = plan.point_of(task);
+  SweepTable::Summary s;
+  s.point = task / plan.settings().runs;
+  s.run = task % plan.settings().runs;
+  s.values.resize(table.value_columns.size());
+  if (!tr.records.empty()) {
+    s.values = union_row(tr.records.back());
+    s.t = tr.records.back().t;
+  }
+  s.diverged = tr.diverged;
+  s.diverged_at = tr.diverged_at;
+  if (table.stop_rule) s.converged = stopped_by_rule(tr, plan.integration(), &s.converged_at);
+  auto tau = specialisation_times(tr.records, plan.settings().delta);
+  tau.resize(static_cast<std::size_t>(p.model.F()), std::nan(""));
+  s.tau.resize(static_cast<std::size_t>(table.F));
+  for (int f = 0; f < p.model.F(); ++f) s.tau[f] = tau[f];
+  if (table.tau_tilde) {
+    s.tau_tilde.resize(static_cast<std::size_t>(table.F));
+    for (int f = 0; f < p.model.F(); ++f) s.tau_tilde[f] = tau[f] / std::log(static_cast<double>(p.D));
+  }
+  return s;
+}
+
+}  // namespace
+
+SweepTable sweep_table(const SweepPlan& plan, const std::vector<Trajectory>& results) {
+  SweepTable table;
+  const auto columns = union_columns(plan, table.F);
   for (const auto& a : plan.axes()) table.grid_columns.push_back(a.key);
   table.value_columns.assign(columns.begin() + 2, columns.end());
-  table.F = F;
   table.stop_rule = plan.stop_rule();
   table.tau_tilde = !plan.theory() || plan.sde();
-
-  std::vector<double> values;
-  auto union_row = [&](const Record& r, bool point_learned, const std::vector<std::size_t>& index) {
-    values.clear();
-    append_csv_values(r, point_learned, values);
-    std::vector<std::optional<double>> cells(table.value_columns.size());
-    for (std::size_t k = 0; k < values.size(); ++k) cells[index[k]] = values[k];
-    return cells;
-  };
+  const int runs = plan.settings().runs;
   for (int task = 0; task < plan.tasks(); ++task) {
-    const SweepPoint& p = plan.point_of(task);
-    const int point = task / runs;
-    const int run = task % runs;
     const Trajectory& tr = results[static_cast<std::size_t>(task)];
-    const bool point_learned = p.model.readout == Readout::Learned;
-    const auto own = csv_columns(p.model.H, p.model.F(), point_learned);
-    std::vector<std::size_t> index;
-    for (std::size_t k = 2; k < own.size(); ++k) index.push_back(position.at(own[k]));
-    for (const Record& r : tr.records) table.rows.push_back({point, run, r.t, union_row(r, point_learned, index)});
-
-    SweepTable::Summary s;
-    s.point = point;
-    s.run = run;
-    s.values.resize(table.value_columns.size());
-    if (!tr.records.empty()) {
-      s.values = union_row(tr.records.back(), point_learned, index);
-      s.t = tr.records.back().t;
-    }
-    s.diverged = tr.diverged;
-    s.diverged_at = tr.diverged_at;
-    if (table.stop_rule) s.converged = stopped_by_rule(tr, plan.integration(), &s.converged_at);
-    auto tau = specialisation_times(tr.records, plan.settings().delta);
-    tau.resize(static_cast<std::size_t>(p.model.F()), std::nan(""));
-    s.tau.resize(static_cast<std::size_t>(F));
-    for (int f = 0; f < p.model.F(); ++f) s.tau[f] = tau[f];
-    if (table.tau_tilde) {
-      s.tau_tilde.resize(static_cast<std::size_t>(F));
-      for (int f = 0; f < p.model.F(); ++f) s.tau_tilde[f] = tau[f] / std::log(static_cast<double>(p.D));
-    }
-    table.summary.push_back(std::move(s));
+    UnionRows union_row(columns, plan.point_of(task));
+    for (const Record& r : tr.records) table.rows.push_back({task / runs, task % runs, r.t, union_row(r)});
+    table.summary.push_back(summary_of(plan, table, task, tr, union_row));
   }
   return table;
 }
