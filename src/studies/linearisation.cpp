@@ -189,6 +189,14 @@ bool all_finite(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [](double a) { return std::isfinite(a); });
 }
 
+// The RK4 steps of dt in one record interval; refused (naming `flag`) unless a whole number.
+int64_t steps_per_record(double record_every, double dt, const char* flag) {
+  const int64_t per_record = std::llround(record_every / dt);
+  if (per_record < 1 || std::abs(static_cast<double>(per_record) * dt - record_every) > 1e-9 * record_every)
+    throw ParameterError(flag, fmt::format("{} is not a whole number of steps --dt {}", record_every, dt));
+  return per_record;
+}
+
 // Eigenvalue of largest real part of the zero-sum modes of M_{:,f} (Helmert basis).
 double spread_eigenvalue(const Eigen::MatrixXd& J, const std::vector<std::size_t>& block, Eigen::VectorXd* mode) {
   const int H = static_cast<int>(block.size());
@@ -380,9 +388,7 @@ GrowthCheck growth_check(const ModelSpec& model, const LinearisationSpec& spec, 
     throw ParameterError("growth-epsilon", fmt::format("must be in (0, 0.1), got {}", epsilon));
   if (!(std::isfinite(T) && T >= 4 * record_every))
     throw ParameterError("growth-T", fmt::format("must be at least 4 record intervals, got {}", T));
-  const int64_t per_record = std::llround(record_every / spec.dt);
-  if (per_record < 1 || std::abs(static_cast<double>(per_record) * spec.dt - record_every) > 1e-9 * record_every)
-    throw ParameterError("record-every", fmt::format("{} is not a whole number of steps --dt {}", record_every, spec.dt));
+  const int64_t per_record = steps_per_record(record_every, spec.dt, "record-every");
   const TheoryOptions mc = spec.theory_options();
   const SymmetrisedTheory theory(model, mc, spec.stop);
   const StateLayout& lay = theory.layout();
@@ -406,7 +412,7 @@ GrowthCheck growth_check(const ModelSpec& model, const LinearisationSpec& spec, 
     }
     if (!all_finite(x)) throw DivergenceError("the growth check diverged", out.t.back());
   }
-  auto slope = [&](std::size_t from, std::size_t to) {
+  auto slope = [&](std::size_t from, std::size_t to) {  // of ln spread against t, least squares
     double st = 0, sy = 0, stt = 0, sty = 0;
     const double n = static_cast<double>(to - from);
     for (std::size_t i = from; i < to; ++i) {
@@ -428,9 +434,7 @@ GrowthCheck growth_check(const ModelSpec& model, const LinearisationSpec& spec, 
 
 SpreadGrowth spread_growth_along(const ModelSpec& model, const LinearisationSpec& spec, int direction, double T,
                                  double record_every) {
-  const int64_t per_record = std::llround(record_every / spec.dt);
-  if (per_record < 1 || std::abs(static_cast<double>(per_record) * spec.dt - record_every) > 1e-9 * record_every)
-    throw ParameterError("along-every", fmt::format("{} is not a whole number of steps --dt {}", record_every, spec.dt));
+  const int64_t per_record = steps_per_record(record_every, spec.dt, "along-every");
   if (!(std::isfinite(T) && T >= record_every))
     throw ParameterError("along", fmt::format("must be at least one record interval, got {}", T));
   if (model.H != 2) throw ParameterError("along", "the one-dimensional spread sector needs --H 2");
