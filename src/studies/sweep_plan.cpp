@@ -314,13 +314,18 @@ std::vector<std::string> union_columns(const SweepPlan& plan, int& F) {
   return csv_columns(H, F, learned);
 }
 
+// Where each value column of the union stands among the value columns (after run, t).
+std::map<std::string, std::size_t> value_positions(const std::vector<std::string>& columns) {
+  std::map<std::string, std::size_t> position;
+  for (std::size_t k = 2; k < columns.size(); ++k) position[columns[k]] = k - 2;
+  return position;
+}
+
 // A task's records in the union's value columns; a point leaves the columns it lacks empty.
 class UnionRows {
  public:
-  UnionRows(const std::vector<std::string>& columns, const SweepPoint& p)
-      : width_(columns.size() - 2), learned_(p.model.readout == Readout::Learned) {
-    std::map<std::string, std::size_t> position;
-    for (std::size_t k = 2; k < columns.size(); ++k) position[columns[k]] = k - 2;
+  UnionRows(const std::map<std::string, std::size_t>& position, const SweepPoint& p)
+      : width_(position.size()), learned_(p.model.readout == Readout::Learned) {
     const auto own = csv_columns(p.model.H, p.model.F(), learned_);
     for (std::size_t k = 2; k < own.size(); ++k) index_.push_back(position.at(own[k]));
   }
@@ -375,10 +380,11 @@ SweepTable sweep_table(const SweepPlan& plan, const std::vector<Trajectory>& res
   table.value_columns.assign(columns.begin() + 2, columns.end());
   table.stop_rule = plan.stop_rule();
   table.tau_tilde = !plan.theory() || plan.sde();
+  const auto position = value_positions(columns);
   const int runs = plan.settings().runs;
   for (int task = 0; task < plan.tasks(); ++task) {
     const Trajectory& tr = results[static_cast<std::size_t>(task)];
-    UnionRows union_row(columns, plan.point_of(task));
+    UnionRows union_row(position, plan.point_of(task));
     for (const Record& r : tr.records) table.rows.push_back({task / runs, task % runs, r.t, union_row(r)});
     table.summary.push_back(summary_of(plan, table, task, tr, union_row));
   }
