@@ -211,8 +211,9 @@ const ParameterTable<TheorySettings>& theory_parameters() {
                      "fresh samples at every step (default: one fixed set reused at every evaluation)", 0),
         // In the sidecar as the method chosen.
         parameter<S>("mc-method", &S::mc_method,
-                     "plain | symmetric | sobol: independent samples; orbits of the symmetry group with λ integrated out; "
-                     "the same from scrambled Sobol points (docs/model.md §6)",
+                     "plain | symmetric | sobol | laplace: independent samples; orbits of the symmetry group with λ "
+                     "integrated out; the same from scrambled Sobol points; no samples, the expectations by quadrature "
+                     "(softmax, softmax1 with H ≤ 2; --mc unused) (docs/model.md §6)",
                      kShowDefault, g),
         parameter<S>("mc-seed", &S::mc_seed,
                      "seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k; with --sde "
@@ -323,7 +324,8 @@ const ParameterTable<LineariseSettings>& linearise_parameters() {
         parameter<S>("mc", &S::mc, "Monte Carlo samples N (fixed samples, averaged over the symmetry group)",
                      kShowDefault, g),
         parameter<S>("mc-method", &S::mc_method,
-                     "plain | symmetric | sobol (docs/model.md §6; plain: averaged over the symmetry group here)",
+                     "plain | symmetric | sobol | laplace (docs/model.md §6; plain: averaged over the symmetry group here; "
+                     "laplace: softmax, softmax1 with H ≤ 2, --mc unused)",
                      kShowDefault, g),
         parameter<S>("seed", &S::seed, "Monte Carlo seed", kShowDefault, g),
         parameter<S>("mc-seeds", &S::mc_seeds,
@@ -381,7 +383,7 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
         parameter<S>("test-samples", &W::test_samples, "fresh samples per error estimate (gram, dense)", kShowDefault, "sweep"),
         parameter<S>("mc", &W::mc, "theory: Monte Carlo samples per evaluation", kShowDefault, "theory"),
         parameter<S>("mc-resample", &W::mc_resample, "theory: fresh samples at every step", 0),
-        parameter<S>("mc-method", &W::mc_method, "theory: plain | symmetric | sobol (docs/model.md §6)", kShowDefault, "theory"),
+        parameter<S>("mc-method", &W::mc_method, "theory: plain | symmetric | sobol | laplace (docs/model.md §6)", kShowDefault, "theory"),
         parameter<S>("mc-seed", &W::mc_seed,
                      "theory, sde: seed of the Monte Carlo samples (-1: run k uses --seed + k; sde: --seed for every run)",
                      kShowDefault, "theory"),

@@ -19,6 +19,10 @@ namespace headspec {
 namespace theory_rates {
 class SymmetricSamples;
 }
+namespace laplace {
+class LaplaceQuadrature;
+}
+class SymmetryGroup;
 
 /// How the Monte Carlo samples are chosen (seed Fig. 8 compares the two).
 enum class MonteCarloMode {
@@ -37,9 +41,10 @@ enum class SamplingMethod {
   Plain,      ///< independent samples of (θ, λ, w[, g, ξ])
   Symmetric,  ///< orbits of the symmetry group, λ integrated out given the scores, canonical head order
   Sobol,      ///< the same with the base samples from scrambled Sobol points, in independent randomisations
+  Laplace,    ///< no samples: the expectations by quadrature (softmax, H ≤ 2, value channel integrated out)
 };
 
-/// --mc-method: plain | symmetric | sobol (UsageError naming the flag otherwise).
+/// --mc-method: plain | symmetric | sobol | laplace (UsageError naming the flag otherwise).
 SamplingMethod parse_sampling_method(const std::string& name);
 const char* to_string(SamplingMethod method);
 
@@ -54,7 +59,15 @@ struct TheoryOptions {
   uint32_t seed = 1;  ///< Monte Carlo stream (seed, MonteCarlo, lane n, step draw)
   /// Gradient flow (docs/model.md §6): the η² term dropped, time τ = ηt.
   bool flow = false;
+  /// Laplace: Gauss–Hermite nodes per dimension of a position's scores, and the step of the
+  /// trapezoid rule in log u (docs/model.md §6, "Laplace quadrature"; docs/theory.md §2).
+  int quadrature_nodes = 24;
+  double quadrature_step = 0.5;
 };
+
+/// The laplace method's conditions (ParameterError naming --mc-method otherwise): softmax or
+/// softmax-1, H ≤ 2, the value channel integrated out, fixed "samples".
+void check_laplace_options(const ModelSpec& model, const TheoryOptions& options);
 
 /// The symmetric starting state M = 0, R = 0, Q = q0 I, c = c(0): the D → ∞ limit of the
 /// initial state (docs/model.md §4), where the unspecialised trajectory starts.
@@ -133,7 +146,7 @@ class TheoryEngine {
 
   /// Numbers per stored sample: θ (F), then for each position ℓ: λ_ℓ (F), w_ℓ (H), g_ℓ; then ξ.
   int sample_width() const { return width_; }
-  /// The samples an evaluation averages over (N, or N rounded up to whole orbits).
+  /// The samples an evaluation averages over (N, or N rounded up to whole orbits; 0 for laplace).
   int64_t samples_used() const;
   /// The same without building the engine (nothing is drawn).
   static int64_t samples_used(const ModelSpec& model, const TheoryOptions& options);
@@ -146,6 +159,10 @@ class TheoryEngine {
  private:
   void evaluate_plain(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const;
   void evaluate_symmetric(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const;
+  // The laplace method (theory_laplace.cpp), at a state in canonical head order.
+  void evaluate_laplace(const OrderParameters& op, TheoryEvaluation& out, double t) const;
+  // The group whose canonical head order the symmetric and laplace methods evaluate in.
+  const SymmetryGroup& group() const;
   void draw_sample(int64_t n, uint64_t draw, double* out) const;
   using Lanes = AttentionKernelBatch::Lanes;
   // Samples of batch b (AttentionKernelBatch::kLanes of them), one per lane; aos is
@@ -163,6 +180,8 @@ class TheoryEngine {
   int batch_width_;             // numbers per sample that evaluate() reads (λ, w; g and ξ if sampled)
   std::vector<Lanes> stored_;   // Fixed mode: the samples as draw_batch lays them out (when they fit)
   std::shared_ptr<const theory_rates::SymmetricSamples> symmetric_;  // the Symmetric method's samples
+  std::shared_ptr<const laplace::LaplaceQuadrature> laplace_;         // the Laplace method's rules
+  std::shared_ptr<const SymmetryGroup> laplace_group_;
 };
 
 }  // namespace headspec

@@ -58,7 +58,7 @@ def theory(
     threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
     mc: int | None = 10000,  # Monte Carlo samples N per evaluation of the right-hand side
     mc_resample: bool | None = False,  # fresh samples at every step (default: one fixed set reused at every evaluation)
-    mc_method: str | None = 'sobol',  # plain | symmetric | sobol: independent samples; orbits of the symmetry group with λ integrated out; the same from scrambled Sobol points (docs/model.md §6)
+    mc_method: str | None = 'sobol',  # plain | symmetric | sobol | laplace: independent samples; orbits of the symmetry group with λ integrated out; the same from scrambled Sobol points; no samples, the expectations by quadrature (softmax, softmax1 with H ≤ 2; --mc unused) (docs/model.md §6)
     mc_seed: int | None = -1,  # seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k; with --sde every run uses those of --seed)
     mc_error: bool | None = False,  # sobol: also integrate each of the 8 randomisations alone and add the columns loss_se, <column>_se: their spread over √8, the Monte Carlo error of every value (twice the time)
     integrator: str | None = None,  # rk4 | dopri5 | euler | heun (default rk4; euler with --mc-resample)
@@ -132,7 +132,7 @@ def sweep(
     test_samples: int | None = 2000,  # fresh samples per error estimate (gram, dense)
     mc: int | None = 10000,  # theory: Monte Carlo samples per evaluation
     mc_resample: bool | None = False,  # theory: fresh samples at every step
-    mc_method: str | None = 'sobol',  # theory: plain | symmetric | sobol (docs/model.md §6)
+    mc_method: str | None = 'sobol',  # theory: plain | symmetric | sobol | laplace (docs/model.md §6)
     mc_seed: int | None = -1,  # theory, sde: seed of the Monte Carlo samples (-1: run k uses --seed + k; sde: --seed for every run)
     integrator: str | None = None,  # theory: rk4 | dopri5 | euler | heun
     dt: float | None = 0.05,  # theory: time step
@@ -190,7 +190,7 @@ def linearise(
     readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
     lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     mc: int | None = 100000,  # Monte Carlo samples N (fixed samples, averaged over the symmetry group)
-    mc_method: str | None = 'sobol',  # plain | symmetric | sobol (docs/model.md §6; plain: averaged over the symmetry group here)
+    mc_method: str | None = 'sobol',  # plain | symmetric | sobol | laplace (docs/model.md §6; plain: averaged over the symmetry group here; laplace: softmax, softmax1 with H ≤ 2, --mc unused)
     seed: int | None = 1,  # Monte Carlo seed
     mc_seeds: int | None = 1,  # repeat with seeds seed … seed+K−1: the mean, sd and stderr over the sets of λ⁺ (lambda_plus_over_seeds: over the seeds whose fixed point converged, residual < 1e-10) and of --along's a(t), ℓ(t) (along_over_seeds)
     dt: float | None = 0.5,  # RK4 step of the approach and of the growth check

@@ -10,6 +10,7 @@
 #include "headspec/projection.hpp"
 #include "headspec/random.hpp"
 #include "headspec/symmetry_group.hpp"
+#include "laplace_quadrature.hpp"
 #include "symmetric_samples.hpp"
 #include "theory_evaluation.hpp"
 
@@ -19,8 +20,11 @@ namespace {
 
 using namespace theory_evaluation;
 
-constexpr NameTable<SamplingMethod, 3> kSamplingMethods{
-    {{{SamplingMethod::Plain, "plain"}, {SamplingMethod::Symmetric, "symmetric"}, {SamplingMethod::Sobol, "sobol"}}},
+constexpr NameTable<SamplingMethod, 4> kSamplingMethods{
+    {{{SamplingMethod::Plain, "plain"},
+      {SamplingMethod::Symmetric, "symmetric"},
+      {SamplingMethod::Sobol, "sobol"},
+      {SamplingMethod::Laplace, "laplace"}}},
     "--mc-method",
     "Monte Carlo method"};
 
@@ -52,6 +56,12 @@ TheoryEngine::TheoryEngine(const ModelSpec& model, const TheoryOptions& options)
       fixed_c_(model.initial_readout()),
       width_(model.F() + model.L * (model.F() + model.H + 1) + 1),
       batch_width_(plain_batch_width(model, options.channel)) {
+  if (options_.method == SamplingMethod::Laplace) {
+    check_laplace_options(model_, options_);
+    laplace_ = std::make_shared<const laplace::LaplaceQuadrature>(model_, options_.quadrature_nodes, options_.quadrature_step);
+    laplace_group_ = std::make_shared<const SymmetryGroup>(model_);
+    return;
+  }
   if (options_.method != SamplingMethod::Plain) {
     symmetric_ = std::make_shared<const theory_rates::SymmetricSamples>(model_, options_);
     return;
@@ -107,16 +117,19 @@ const TheoryEngine::Lanes* TheoryEngine::batch_samples(int64_t b, uint64_t draw,
   return soa;
 }
 
-int64_t TheoryEngine::samples_used() const { return symmetric_ ? symmetric_->samples() : options_.samples; }
+int64_t TheoryEngine::samples_used() const {
+  return laplace_ ? 0 : symmetric_ ? symmetric_->samples() : options_.samples;
+}
 
 int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& options) {
   if (options.method == SamplingMethod::Plain) return options.samples;
+  if (options.method == SamplingMethod::Laplace) return 0;
   const int orbit = theory_rates::SymmetricSamples::orbit_size_of(model, options);
   return theory_rates::SymmetricSamples::orbits_for(options, orbit) * orbit;
 }
 
 double TheoryEngine::stored_bytes(const ModelSpec& model, const TheoryOptions& options) {
-  if (options.mode != MonteCarloMode::Fixed) return 0;
+  if (options.mode != MonteCarloMode::Fixed || options.method == SamplingMethod::Laplace) return 0;
   if (options.method != SamplingMethod::Plain)
     return static_cast<double>(theory_rates::SymmetricSamples::stored_lanes(model, options)) * sizeof(Lanes);
   const int64_t batches = (options.samples + kLanes - 1) / kLanes, width = plain_batch_width(model, options.channel);

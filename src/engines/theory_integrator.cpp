@@ -409,7 +409,11 @@ TheoryResult integrate_theory(const TheoryEngine& engine, const OrderParameters&
   // The stochastic theory (spec.finite_D > 0): the fixed-step stepper with the Brownian increment added.
   std::optional<TheoryDiffusion> diffusion;
   if (spec.finite_D > 0)
-    diffusion.emplace(engine.model(), spec.diffusion_samples > 0 ? spec.diffusion_samples : engine.samples_used(),
+    // laplace has no samples: Σ then takes --mc of them.
+    diffusion.emplace(engine.model(),
+                      spec.diffusion_samples > 0  ? spec.diffusion_samples
+                      : engine.samples_used() > 0 ? engine.samples_used()
+                                                  : engine.options().samples,
                       engine.options().seed, engine.options().channel, spec.finite_D);
   auto fixed_step = [&](auto drift) {
     if (diffusion)

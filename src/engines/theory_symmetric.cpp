@@ -122,15 +122,20 @@ void unpermute(const StateLayout& lay, const std::vector<int>& perm, const std::
 
 void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const {
   if (options_.method == SamplingMethod::Plain) return evaluate_plain(op, draw, out, t);
-  const SymmetryGroup& group = symmetric_->group();
-  const std::vector<int>& perm = group.permutations()[group.canonical_permutation(op)];
-  evaluate_symmetric(SymmetryGroup::permute(op, perm), draw, out, t);
+  const SymmetryGroup& canonical = group();
+  const std::vector<int>& perm = canonical.permutations()[canonical.canonical_permutation(op)];
+  if (laplace_)
+    evaluate_laplace(SymmetryGroup::permute(op, perm), out, t);
+  else
+    evaluate_symmetric(SymmetryGroup::permute(op, perm), draw, out, t);
   std::vector<double> rate, rate_stderr;
   unpermute(layout_, perm, out.rate, rate);
   unpermute(layout_, perm, out.rate_stderr, rate_stderr);
   out.rate.swap(rate);
   out.rate_stderr.swap(rate_stderr);
 }
+
+const SymmetryGroup& TheoryEngine::group() const { return laplace_ ? *laplace_group_ : symmetric_->group(); }
 
 void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const {
   using theory_rates::Conditioning;

@@ -1,0 +1,62 @@
+#pragma once
+// The `laplace` method of the theory engine (docs/model.md §6, "Laplace quadrature"):
+// the expectations of the rates' integrands (laplace_expression.hpp) for softmax and
+// softmax-1 with H ≤ 2 heads and the value channel integrated out, without sampling.
+//
+// Z_h^{−a} = 1/Γ(a) ∫_0^∞ u^{a−1} e^{−u Z_h} du turns e^{−Σ_h u_h Z_h} into a product over
+// positions, which are independent given θ: the background positions' scores are N(0, Q),
+// the relevant one's N(Mθ, Q). So the expectation of a term Π_h Z_h^{−a_h} Π_j Σ_ℓ m_j(ℓ) is,
+// for every (u_1, u_2), a sum over the ways of putting the sums on distinct positions of
+// products of one-position integrals ψ[m](u) = E[m(s) e^{−Σ_h u_h e^{s_h}}] (H-dimensional
+// Gauss–Hermite), and then an integral over u (trapezoid rule in log u: the integrands are
+// analytic there, so its error falls exponentially with the step). Quadrature error ≈ 10^{-8}
+// of the rates at the seed Fig. 1 states (docs/theory.md §2); nothing is random.
+#include <Eigen/Dense>
+#include <vector>
+
+#include "headspec/model.hpp"
+#include "headspec/order_parameters.hpp"
+#include "laplace_expression.hpp"
+
+namespace headspec::laplace {
+
+class LaplaceQuadrature {
+ public:
+  /// The model must be one the method covers (check_laplace_options says so to the user).
+  /// nodes: Gauss–Hermite nodes per dimension of a position's scores; step: of the rule in log u
+  /// (TheoryOptions::quadrature_nodes, quadrature_step).
+  LaplaceQuadrature(const ModelSpec& model, int nodes, double step);
+  /// Whether the model is one the method covers (softmax or softmax-1, H ≤ 2, F ≤ 8).
+  static bool covers(const ModelSpec& model);
+
+  /// The integrands' expectations at op, in RateIntegrands order: |e|², μ_h (H), Σ P λ (H·F),
+  /// then per pair h ≤ g the overlap drift, Σ Φ·Φ and |e|² Σ Φ·Φ + 2 Σ P P.
+  std::vector<double> expectations(const OrderParameters& op) const;
+  /// Position-score nodes of one kind of position (nodes^H).
+  int nodes() const;
+
+ private:
+  struct Use {
+    int shape;
+    double coefficient;
+    std::array<int8_t, kMaxHeads> readout;
+  };
+  // Π_h Z_h^{−a_h} Π_j Σ_ℓ m_j(ℓ): for every partition of the sums, its blocks' monomials.
+  struct Shape {
+    std::array<int8_t, kMaxHeads> inverse_normaliser;
+    std::vector<std::vector<int>> partitions;
+  };
+  void add_integrand(const Expression& e);
+  int monomial_id(const Monomial& m);
+  int shape_id(const Term& t);
+
+  ModelSpec model_;
+  int nodes_;
+  double step_;
+  std::vector<std::vector<Use>> integrands_;
+  std::vector<Shape> shapes_;
+  std::vector<Term> shape_terms_;
+  std::vector<Monomial> monomials_;
+};
+
+}  // namespace headspec::laplace

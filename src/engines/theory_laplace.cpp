@@ -1,0 +1,41 @@
+// The laplace method of the theory engine (docs/model.md §6, "Laplace quadrature"): the rates
+// of docs/theory.md §1 from the quadrature's expectations of their integrands.
+#include "headspec/errors.hpp"
+#include "headspec/theory_engine.hpp"
+#include "laplace_quadrature.hpp"
+#include "theory_evaluation.hpp"
+
+namespace headspec {
+
+void check_laplace_options(const ModelSpec& model, const TheoryOptions& options) {
+  if (!laplace::LaplaceQuadrature::covers(model))
+    throw ParameterError("mc-method", "laplace needs softmax or softmax-1 with at most 2 heads (docs/model.md §6)");
+  if (options.channel == ValueChannel::Sampled)
+    throw ParameterError("mc-method", "laplace needs the value channel integrated out (not with --keep-R)");
+  if (options.mode == MonteCarloMode::Resample)
+    throw ParameterError("mc-method", "laplace has no samples to draw afresh (not with --mc-resample)");
+}
+
+void TheoryEngine::evaluate_laplace(const OrderParameters& op, TheoryEvaluation& out, double t) const {
+  const std::vector<double> E = laplace_->expectations(op);
+  theory_rates::RateConstants k;
+  theory_evaluation::set_rate_scales(model_, options_.flow, t, k);
+  const int H = model_.H, F = model_.F();
+  const double delta = model_.noise;
+  // E's order (laplace_quadrature.hpp): |e|², μ_h, Σ P λ, then per pair drift, Σ Φ·Φ, |e|² Σ Φ·Φ + 2 Σ P P.
+  const std::size_t mu_at = 1, key_at = mu_at + H, pair_at = key_at + static_cast<std::size_t>(H * F);
+  out.rate.assign(layout_.size(), 0.0);
+  out.rate_stderr.assign(layout_.size(), 0.0);
+  for (int h = 0; h < H; ++h)
+    for (int f = 0; f < F; ++f) out.rate[layout_.m_index(h, f)] = -k.drift * E[key_at + h * F + f];
+  std::size_t p = pair_at;
+  for (int h = 0; h < H; ++h)
+    for (int g = h; g < H; ++g, p += 3)
+      out.rate[layout_.q_index(h, g)] = -k.drift * E[p] + k.noise * (E[p + 2] + delta * E[p + 1]);
+  if (layout_.learned_readout())
+    for (int h = 0; h < H; ++h) out.rate[layout_.c_index(h)] = -k.readout_drift * E[mu_at + h];
+  out.error = E[0] + delta;
+  out.error_stderr = 0;
+}
+
+}  // namespace headspec
