@@ -21,25 +21,11 @@
 #include "headspec/engines.hpp"
 #include "headspec/theory_integrator.hpp"
 #include "headspec/theory_runs.hpp"
+#include "plateau_state.hpp"
 
 using namespace headspec;
 
 namespace {
-
-// The Fig. 1 setting's state at t = 40 (on the plateau, heads not yet split), from the
-// initial state of `--init-engine gram --init-D 10000 --seed 1`, by the symmetric method
-// with 2·10^5 samples.
-OrderParameters plateau_state(const ModelSpec& m) {
-  IntegrationSpec spec;
-  spec.dt = 0.4;
-  spec.T = 40;
-  spec.record_every = 40;
-  TheoryOptions o;
-  o.samples = 200000;
-  o.method = SamplingMethod::Symmetric;
-  const TheoryResult r = run_theory(m, initial_state_factory("gram", m, 10000), o, spec, 1, 0);
-  return r.trajectory.records.back().op;
-}
 
 struct Spread {
   std::vector<double> sd, reported;  // over the sets; the mean of the standard errors reported
@@ -90,7 +76,7 @@ int main(int argc, char** argv) {
   const int randomisations = argc > 3 ? std::atoi(argv[3]) : TheoryOptions{}.randomisations;
   const int sets = argc > 4 ? std::max(2, std::atoi(argv[4])) : 8;
   const ModelSpec m;  // flip ν = (2, 2), L = 10, H = 2, softmax, learned readout, η = 1
-  const OrderParameters op = plateau_state(m);
+  const OrderParameters op = bench::plateau_state(m);
   omp_set_num_threads(threads);
   std::printf("state: M = [[%.4f, %.4g], [%.4f, %.4g]], Q = [[%.4f, %.4f], [., %.4f]], c = (%.4f, %.4f)\n", op.M(0, 0),
               op.M(0, 1), op.M(1, 0), op.M(1, 1), op.Q(0, 0), op.Q(0, 1), op.Q(1, 1), op.c[0], op.c[1]);

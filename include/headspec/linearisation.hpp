@@ -76,12 +76,17 @@ struct LinearisationSpec {
   int direction = -1;      ///< flipping direction f (0-based) of the spread mode; −1: the first symmetric one
   SamplingMethod method = SamplingMethod::Plain;  ///< --mc-method (Plain: averaged over the group here)
   const std::atomic<bool>* stop = nullptr;  ///< once set, the study throws Interrupted (Python's Ctrl-C)
+  /// Laplace: its rule's resolution (TheoryOptions; the defaults unless a convergence check asks).
+  int quadrature_nodes = TheoryOptions{}.quadrature_nodes;
+  double quadrature_step = TheoryOptions{}.quadrature_step;
   /// The engine's options: mc samples, seed, method (fixed samples, value channel integrated out).
   TheoryOptions theory_options() const {
     TheoryOptions o;
     o.samples = mc;
     o.seed = seed;
     o.method = method;
+    o.quadrature_nodes = quadrature_nodes;
+    o.quadrature_step = quadrature_step;
     return o;
   }
   /// Throws UsageError naming the flag (--mc, --seed, --dt, --T-max, --settle, --fd-step, --direction).

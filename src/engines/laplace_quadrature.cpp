@@ -95,8 +95,11 @@ Eigen::ArrayXd u_grid(double variance, double shift, int L, double step) {
   return u;
 }
 
-// Weights of ∫_0^∞ u^{a−1}/Γ(a) f(u) du on a u grid: trapezoid rule in log u, the part below
-// the first node as f(0) u_1^a / Γ(a + 1); for a = 0, f(0).
+// Weights of ∫_0^∞ u^{a−1}/Γ(a) f(u) du on a u grid: trapezoid rule in log u; for a = 0, f(0).
+// The part below the first node is left out: a term's integrand there is its expectation over
+// Z_h ≳ 1/u_1, 16 e-folds above the typical normaliser, and it is bounded (every term is a
+// product of ratios like Σ_ℓ E_hℓ²/Z_h² ≤ 1, times polynomials in s). Taking it as f(0) u_1^a/a!
+// instead would be wrong: f(0) holds moments E[E^a] = e^{a²Q_hh/2} that grow faster than u_1^a falls.
 Eigen::ArrayXd u_weights(const Eigen::ArrayXd& u, int a, double step) {
   Eigen::ArrayXd w = Eigen::ArrayXd::Zero(u.size());
   if (a == 0 || u.size() == 1) {
@@ -104,7 +107,6 @@ Eigen::ArrayXd u_weights(const Eigen::ArrayXd& u, int a, double step) {
     return w;
   }
   const double gamma = std::tgamma(a);
-  w[0] = std::pow(u[1], a) / (gamma * a);
   for (Eigen::Index i = 1; i < u.size(); ++i) w[i] = step * std::pow(u[i], a) / gamma;
   w[1] *= 0.5;
   w[u.size() - 1] *= 0.5;
