@@ -72,6 +72,19 @@ def test_theory_equals_cli(cli):
     assert res["model"]["activation"] == "bsoftmax"
 
 
+def test_theory_laplace_equals_cli(cli):
+    """mc_method="laplace" (docs/model.md §6, "Laplace quadrature"): the CLI's numbers bit for bit,
+    named in the sidecar."""
+    kw = dict(init_D=800, init_engine="gram", dt=0.4, T=2, record_every=0.8, seed=2)
+    res = headspec.theory(mc_method="laplace", **kw)
+    table = cli("theory", "--init-D", 800, "--init-engine", "gram", "--dt", 0.4, "--T", 2, "--record-every", 0.8,
+                "--seed", 2, "--mc-method", "laplace")
+    assert res["theory"]["mc_method"] == "laplace"
+    for name in ("loss", "M_1_1", "M_1_2", "Q_1_2", "c_2"):
+        np.testing.assert_array_equal(res[name], table[name])
+    assert res["M_1_1"][-1] != res["M_1_1"][0]
+
+
 def test_theory_mc_error_equals_cli(cli):
     """mc_error=True returns the CLI's <column>_se columns (--mc-error) by column name."""
     kw = dict(init_D=800, init_engine="gram", mc=1024, dt=0.4, T=4, record_every=2, seed=2, mc_seed=5)
@@ -133,6 +146,8 @@ def test_sweep_sde_gives_tau_tilde_per_D():
                                       (dict(runs=0), "--runs"), (dict(T=-1), "--T"),
                                       (dict(mc_method="quasi"), "--mc-method"), (dict(mc_seed=-5), "--mc-seed"),
                                       (dict(mc_method="plain", mc_error=True), "--mc-error"),
+                                      (dict(mc_method="laplace", keep_R=True), "--mc-method"),
+                                      (dict(mc_method="laplace", activation="sigmoid"), "--mc-method"),
                                       (dict(sde=True, integrator="dopri5"), "--integrator"),
                                       (dict(sde=True, mc_resample=True, integrator="euler"), "--mc-resample"),
                                       (dict(sde=True, mc_error=True), "--mc-error"),
