@@ -10,9 +10,27 @@
 
 namespace headspec::laplace {
 
+// One kind of position at the Gauss–Hermite nodes: scores s (H × nodes), E[λ | s] (F × nodes),
+// and the rule's weights.
+struct PositionKind {
+  Eigen::MatrixXd s, lambda;
+  Eigen::ArrayXd weight;
+};
+
+// The positions at a state: the background kind and the relevant position's kinds (with their
+// weights, in groups of `group` to be summed as binary trees), and per head the variance and
+// largest mean of the scores, which set the u grid.
+struct Positions {
+  PositionKind background;
+  std::vector<PositionKind> relevant;
+  std::vector<double> relevant_weight;
+  int group = 1;
+  Eigen::VectorXd variance, shift;
+};
+
 namespace {
 
-using Grid = Eigen::ArrayXXd;  // a function of (u_1, u_2): rows u_1, columns u_2 (one column for H = 1)
+using Grid = LaplaceQuadrature::Grid;
 
 // Probabilists' Gauss–Hermite rule by Golub–Welsch: E f(ξ), ξ ~ N(0, 1), ≈ Σ_k w_k f(x_k), Σ w = 1.
 void gauss_hermite(int n, Eigen::VectorXd& x, Eigen::VectorXd& w) {
@@ -35,12 +53,6 @@ void square_roots(const Eigen::MatrixXd& Q, Eigen::MatrixXd& root, Eigen::Matrix
   inverse_root = es.eigenvectors() * ri.asDiagonal() * es.eigenvectors().transpose();
 }
 
-// One kind of position at the Gauss–Hermite nodes: scores s (H × nodes), E[λ | s] (F × nodes),
-// and the rule's weights.
-struct PositionKind {
-  Eigen::MatrixXd s, lambda;
-  Eigen::ArrayXd weight;
-};
 
 // The relevant position's kinds: one per image θ of the prior's atoms (discrete priors), in
 // groups of 2^k, k the sign-symmetric directions, image σ of a group with direction
@@ -119,20 +131,18 @@ double falling(int n, int k) {
   return r;
 }
 
-// ψ[m](u) = Σ_nodes weight · m · e^{−Σ_h u_h E_h} for one kind: W_1 diag(weight · m) W_2ᵀ.
-Grid one_position(const PositionKind& kind, const Monomial& m, const std::vector<Eigen::MatrixXd>& W) {
-  const Eigen::Index n = kind.weight.size();
+// A kind's rule weights times m at its nodes: the vector whose products with e^{−u_1 E_1} and
+// e^{−u_2 E_2} give ψ[m](u) = E[m(s) e^{−Σ_h u_h E_h}].
+Eigen::VectorXd weighted_monomial(const PositionKind& kind, const Monomial& m) {
   Eigen::ArrayXd g = kind.weight;
-  Eigen::ArrayXd exponent = Eigen::ArrayXd::Zero(n);
+  Eigen::ArrayXd exponent = Eigen::ArrayXd::Zero(g.size());
   for (int h = 0; h < static_cast<int>(kind.s.rows()); ++h) {
     if (m.exp_score[h]) exponent += m.exp_score[h] * kind.s.row(h).transpose().array();
     for (int p = 0; p < m.score[h]; ++p) g *= kind.s.row(h).transpose().array();
   }
   for (int f = 0; f < static_cast<int>(kind.lambda.rows()); ++f)
     for (int p = 0; p < m.lambda[f]; ++p) g *= kind.lambda.row(f).transpose().array();
-  g *= exponent.exp();
-  const Eigen::MatrixXd left = W[0] * g.matrix().asDiagonal();
-  return (left * W[1].transpose()).array();
+  return (g * exponent.exp()).matrix();
 }
 
 }  // namespace
@@ -156,8 +166,6 @@ LaplaceQuadrature::LaplaceQuadrature(const ModelSpec& model, int nodes, double s
     add_integrand(r.residual_gram[p]);
   }
 }
-
-int LaplaceQuadrature::nodes() const { return model_.H == 1 ? nodes_ : nodes_ * nodes_; }
 
 int LaplaceQuadrature::monomial_id(const Monomial& m) {
   const auto it = std::find(monomials_.begin(), monomials_.end(), m);
@@ -206,6 +214,12 @@ int LaplaceQuadrature::shape_id(const Term& t) {
     }
     shape.partitions.push_back(ids);
   }
+  // The slices of ψ this shape reads: its integral over u_h is the value at u_h = 0 when a_h = 0.
+  const int need = t.inverse_normaliser[0] == 0 ? kFirstZero : t.inverse_normaliser[1] == 0 ? kSecondZero : kWhole;
+  need_.resize(monomials_.size(), 0);
+  need_[0] |= need;  // ψ[1] enters every partition
+  for (const std::vector<int>& ids : shape.partitions)
+    for (int id : ids) need_[id] |= need;
   shapes_.push_back(shape);
   return static_cast<int>(shapes_.size() - 1);
 }
@@ -217,123 +231,171 @@ void LaplaceQuadrature::add_integrand(const Expression& e) {
   integrands_.push_back(uses);
 }
 
-std::vector<double> LaplaceQuadrature::expectations(const OrderParameters& op) const {
-  const int H = model_.H, L = model_.L, F = model_.F();
-  Eigen::MatrixXd root, inverse_root;
-  square_roots(op.Q, root, inverse_root);
-  const Eigen::MatrixXd B = op.M.transpose() * inverse_root;  // E[λ | s] = θ 1[ℓ = ℓ*] + B ξ (docs/model.md §6)
+namespace {
 
-  // Nodes ξ ∈ R^H of the product Gauss–Hermite rule.
+
+// Product Gauss–Hermite nodes ξ ∈ R^H (H × nodes) with their weights; for H = 2 the nodes whose
+// weight is below 10^-16 are left out (a quarter of them at 24 per dimension): every term is a
+// bounded ratio times a polynomial in s, so they could change it by about their weight.
+void product_rule(int H, int per_dimension, Eigen::MatrixXd& xi, Eigen::ArrayXd& weight) {
   Eigen::VectorXd x, w;
-  gauss_hermite(nodes_, x, w);
-  const int n = nodes();
-  Eigen::MatrixXd xi(H, n);
-  PositionKind background;
-  background.weight.resize(n);
-  for (int i = 0; i < n; ++i) {
-    xi(0, i) = x[i % nodes_];
-    background.weight[i] = w[i % nodes_];
-    if (H == 2) xi(1, i) = x[i / nodes_], background.weight[i] *= w[i / nodes_];
+  gauss_hermite(per_dimension, x, w);
+  std::vector<int> kept;
+  const int n = H == 1 ? per_dimension : per_dimension * per_dimension;
+  for (int i = 0; i < n; ++i)
+    if (H == 1 || w[i % per_dimension] * w[i / per_dimension] >= 1e-16) kept.push_back(i);
+  xi.resize(H, static_cast<Eigen::Index>(kept.size()));
+  weight.resize(static_cast<Eigen::Index>(kept.size()));
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    const int i = kept[k];
+    xi(0, k) = x[i % per_dimension];
+    weight[k] = w[i % per_dimension];
+    if (H == 2) xi(1, k) = x[i / per_dimension], weight[k] *= w[i / per_dimension];
   }
-  background.s = root * xi;
-  background.lambda = B * xi;
+}
 
-  // The relevant position's kinds.
-  std::vector<PositionKind> relevant;
-  std::vector<double> relevant_weight;
-  int group = 1;
-  Eigen::VectorXd variance = op.Q.diagonal(), shift = Eigen::VectorXd::Zero(H);
-  if (model_.prior.kind() == PriorKind::Gauss) {
+Positions positions_at(const ModelSpec& model, const OrderParameters& op, int per_dimension) {
+  const int H = model.H, F = model.F();
+  Positions p;
+  Eigen::MatrixXd root, inverse_root, xi;
+  square_roots(op.Q, root, inverse_root);
+  product_rule(H, per_dimension, xi, p.background.weight);
+  const Eigen::MatrixXd B = op.M.transpose() * inverse_root;  // E[λ | s] = θ 1[ℓ = ℓ*] + B ξ (docs/model.md §6)
+  p.background.s = root * xi;
+  p.background.lambda = B * xi;
+  p.variance = op.Q.diagonal();
+  p.shift = Eigen::VectorXd::Zero(H);
+  if (model.prior.kind() == PriorKind::Gauss) {
     // λ = ζ + θ ~ N(0, Σ), Σ = I + diag ν: s ~ N(0, Q + M diag(ν) Mᵀ), E[λ | s] = Σ Mᵀ Cov(s)^{+1/2} ξ.
-    const Eigen::VectorXd nu = model_.prior.nu();
+    const Eigen::VectorXd nu = model.prior.nu();
     const Eigen::MatrixXd cov = op.Q + op.M * nu.asDiagonal() * op.M.transpose();
     Eigen::MatrixXd r, ri;
     square_roots(cov, r, ri);
-    PositionKind k{r * xi, (Eigen::VectorXd::Ones(F) + nu).asDiagonal() * op.M.transpose() * ri * xi, background.weight};
-    relevant.push_back(k);
-    relevant_weight.push_back(1.0);
-    variance = variance.cwiseMax(cov.diagonal());
-  } else {
-    const RelevantImages images = relevant_images(model_.prior);
-    group = images.group;
-    for (std::size_t i = 0; i < images.theta.size(); ++i) {
-      const Eigen::VectorXd mean = op.M * images.theta[i];
-      PositionKind k{background.s.colwise() + mean, background.lambda.colwise() + images.theta[i], background.weight};
-      relevant.push_back(k);
-      relevant_weight.push_back(images.weight[i]);
-      shift = shift.cwiseMax(mean.cwiseAbs());
-    }
+    const Eigen::MatrixXd K = (Eigen::VectorXd::Ones(F) + nu).asDiagonal() * op.M.transpose() * ri;
+    p.relevant.push_back(PositionKind{r * xi, K * xi, p.background.weight});
+    p.relevant_weight.push_back(1.0);
+    p.variance = p.variance.cwiseMax(cov.diagonal());
+    return p;
   }
+  const RelevantImages images = relevant_images(model.prior);
+  p.group = images.group;
+  for (std::size_t i = 0; i < images.theta.size(); ++i) {
+    const Eigen::VectorXd mean = op.M * images.theta[i];
+    p.relevant.push_back(
+        PositionKind{p.background.s.colwise() + mean, p.background.lambda.colwise() + images.theta[i], p.background.weight});
+    p.relevant_weight.push_back(images.weight[i]);
+    p.shift = p.shift.cwiseMax(mean.cwiseAbs());
+  }
+  return p;
+}
 
-  // Grids of u per head (one point, u = 0, for a missing second head) and e^{−u_h E_h} per kind.
-  std::vector<Eigen::ArrayXd> u(kMaxHeads, Eigen::ArrayXd::Zero(1));
-  for (int h = 0; h < H; ++h) u[h] = u_grid(variance[h], shift[h], L, step_);
-  auto weights_of = [&](const PositionKind& k) {
-    std::vector<Eigen::MatrixXd> W(kMaxHeads);
-    for (int h = 0; h < kMaxHeads; ++h) {
-      if (h < H)
-        W[h] = (-(u[h].matrix() * k.s.row(h).array().exp().matrix())).array().exp().matrix();
-      else
-        W[h] = Eigen::MatrixXd::Ones(1, n);
-    }
-    return W;
-  };
-  const std::vector<Eigen::MatrixXd> Wb = weights_of(background);
+// e^{−u_h E_h} at every node of a kind, per head (rows: the u grid); a row of ones for a missing head.
+std::vector<Eigen::MatrixXd> decay(const PositionKind& kind, const std::vector<Eigen::ArrayXd>& u) {
+  std::vector<Eigen::MatrixXd> W(kMaxHeads);
+  for (int h = 0; h < kMaxHeads; ++h) {
+    if (h < kind.s.rows())
+      W[h] = (-(u[h].matrix() * kind.s.row(h).array().exp().matrix())).array().exp().matrix();
+    else
+      W[h] = Eigen::MatrixXd::Ones(1, kind.s.cols());
+  }
+  return W;
+}
+
+// A kind's ψ[m] on the u grid, whole or only the slices u_1 = 0 (row 0) and u_2 = 0 (column 0)
+// that the terms using m read (need: LaplaceQuadrature's bits; the rest stays 0 and is never read).
+Grid one_position(const PositionKind& kind, const Monomial& m, const std::vector<Eigen::MatrixXd>& W, int need) {
+  const Eigen::VectorXd g = weighted_monomial(kind, m);
+  if (need & LaplaceQuadrature::kWhole) return ((W[0] * g.asDiagonal()) * W[1].transpose()).array();
+  Grid psi = Grid::Zero(W[0].rows(), W[1].rows());
+  if (need & LaplaceQuadrature::kFirstZero) psi.row(0) = (W[1] * g).transpose().array();  // e^{−0·E_1} = 1
+  if (need & LaplaceQuadrature::kSecondZero) psi.col(0) = (W[0] * g).array();
+  return psi;
+}
+
+}  // namespace
+
+void LaplaceQuadrature::one_position_integrals(const Positions& p, const std::vector<Eigen::ArrayXd>& u,
+                                               std::vector<Grid>& psi_b, std::vector<Grid>& psi_r) const {
+  const std::vector<Eigen::MatrixXd> Wb = decay(p.background, u);
   std::vector<std::vector<Eigen::MatrixXd>> Wr;
-  for (const PositionKind& k : relevant) Wr.push_back(weights_of(k));
-
-  // ψ of every monomial at the background and (summed over the relevant kinds, each group of
-  // images as a binary tree) at the relevant position.
+  for (const PositionKind& k : p.relevant) Wr.push_back(decay(k, u));
   const int nm = static_cast<int>(monomials_.size());
-  std::vector<Grid> psi_b(nm), psi_r(nm);
+  psi_b.assign(nm, Grid());
+  psi_r.assign(nm, Grid());
 #pragma omp parallel for schedule(dynamic)
   for (int j = 0; j < nm; ++j) {
     const Monomial& m = monomials_[j];
-    psi_b[j] = m.relevant_only ? Grid::Zero(u[0].size(), u[1].size()) : one_position(background, m, Wb);
-    std::vector<Grid> part(relevant.size());
-    for (std::size_t i = 0; i < relevant.size(); ++i) part[i] = relevant_weight[i] * one_position(relevant[i], m, Wr[i]);
-    for (int step = 1; step < group; step *= 2)
-      for (std::size_t i = 0; i + step < part.size(); i += 2 * step)
-        part[i] += part[i + step];
+    psi_b[j] = m.relevant_only ? Grid::Zero(u[0].size(), u[1].size()) : one_position(p.background, m, Wb, need_[j]);
+    // The relevant kinds, each group of images summed as a binary tree, the groups in order.
+    std::vector<Grid> part(p.relevant.size());
+    for (std::size_t i = 0; i < part.size(); ++i)
+      part[i] = p.relevant_weight[i] * one_position(p.relevant[i], m, Wr[i], need_[j]);
+    for (int step = 1; step < p.group; step *= 2)
+      for (std::size_t i = 0; i + step < part.size(); i += 2 * step) part[i] += part[i + step];
     psi_r[j] = part[0];
-    for (std::size_t i = group; i < part.size(); i += group) psi_r[j] += part[i];
+    for (std::size_t i = p.group; i < part.size(); i += p.group) psi_r[j] += part[i];
   }
+}
 
-  // Every shape's expectation: Σ over its partitions of the ways of putting the blocks on
-  // distinct positions (the relevant one at most once), then the integrals over u.
+namespace {
+
+// ψ_bg[1]^k for k = 0 … L, by repeated products (the same bits at every call; Eigen's pow on
+// arrays took three quarters of the time).
+std::vector<LaplaceQuadrature::Grid> powers(const LaplaceQuadrature::Grid& phi, int L) {
+  std::vector<LaplaceQuadrature::Grid> out(static_cast<std::size_t>(L) + 1);
+  out[0] = LaplaceQuadrature::Grid::Ones(phi.rows(), phi.cols());
+  for (int k = 1; k <= L; ++k) out[k] = out[k - 1] * phi;
+  return out;
+}
+
+}  // namespace
+
+double LaplaceQuadrature::shape_value(const Shape& shape, const std::vector<Grid>& psi_b, const std::vector<Grid>& psi_r,
+                                      const std::vector<Grid>& phi_b_power, const std::vector<Eigen::ArrayXd>& u,
+                                      const Grid& tail) const {
+  const int L = model_.L;
   const Grid& phi_b = psi_b[0];
   const Grid& phi_r = psi_r[0];
+  Grid total = Grid::Zero(phi_b.rows(), phi_b.cols());
+  // The blocks of a partition on distinct positions: all on background ones, or block j0 on
+  // the relevant one; the other background positions contribute ψ_bg[1] each.
+  for (const std::vector<int>& blocks : shape.partitions) {
+    const int p = static_cast<int>(blocks.size());
+    Grid background_all = Grid::Ones(phi_b.rows(), phi_b.cols());
+    for (int id : blocks) background_all *= psi_b[id];
+    if (L - 1 - p >= 0) total += falling(L - 1, p) * background_all * phi_b_power[L - 1 - p] * phi_r;
+    if (L - p < 0) continue;
+    const Grid& rest = phi_b_power[L - p];
+    for (int j0 = 0; j0 < p; ++j0) {
+      Grid others = Grid::Ones(phi_b.rows(), phi_b.cols());
+      for (int j = 0; j < p; ++j)
+        if (j != j0) others *= psi_b[blocks[j]];
+      total += falling(L - 1, p - 1) * psi_r[blocks[j0]] * others * rest;
+    }
+  }
+  total *= tail;
+  const Eigen::ArrayXd w0 = u_weights(u[0], shape.inverse_normaliser[0], step_);
+  const Eigen::ArrayXd w1 = u_weights(u[1], shape.inverse_normaliser[1], step_);
+  return w0.matrix().dot(total.matrix() * w1.matrix());
+}
+
+std::vector<double> LaplaceQuadrature::expectations(const OrderParameters& op) const {
+  const int H = model_.H;
+  const Positions p = positions_at(model_, op, nodes_);
+  std::vector<Eigen::ArrayXd> u(kMaxHeads, Eigen::ArrayXd::Zero(1));  // u = 0 alone for a missing head
+  for (int h = 0; h < H; ++h) u[h] = u_grid(p.variance[h], p.shift[h], model_.L, step_);
+  std::vector<Grid> psi_b, psi_r;
+  one_position_integrals(p, u, psi_b, psi_r);
   Grid tail = Grid::Ones(u[0].size(), u[1].size());
   if (model_.activation == Activation::Softmax1)  // Z_h = 1 + Σ_ℓ E_hℓ: a factor e^{−u_h}
     for (Eigen::Index i = 0; i < tail.rows(); ++i)
       for (Eigen::Index k = 0; k < tail.cols(); ++k) tail(i, k) = std::exp(-u[0][i] - u[1][k]);
   const int ns = static_cast<int>(shapes_.size());
   std::vector<double> value(ns);
+  const std::vector<Grid> phi_b_power = powers(psi_b[0], model_.L);
 #pragma omp parallel for schedule(dynamic)
-  for (int s = 0; s < ns; ++s) {
-    Grid total = Grid::Zero(phi_b.rows(), phi_b.cols());
-    for (const std::vector<int>& blocks : shapes_[s].partitions) {
-      const int p = static_cast<int>(blocks.size());
-      Grid background_all = Grid::Ones(phi_b.rows(), phi_b.cols());
-      for (int id : blocks) background_all *= psi_b[id];
-      if (L - 1 - p >= 0) total += falling(L - 1, p) * background_all * phi_b.pow(L - 1 - p) * phi_r;
-      if (L - p < 0) continue;
-      const Grid rest = phi_b.pow(L - p);
-      for (int j0 = 0; j0 < p; ++j0) {
-        Grid others = Grid::Ones(phi_b.rows(), phi_b.cols());
-        for (int j = 0; j < p; ++j)
-          if (j != j0) others *= psi_b[blocks[j]];
-        total += falling(L - 1, p - 1) * psi_r[blocks[j0]] * others * rest;
-      }
-    }
-    total *= tail;
-    const Eigen::ArrayXd w0 = u_weights(u[0], shapes_[s].inverse_normaliser[0], step_);
-    const Eigen::ArrayXd w1 = u_weights(u[1], shapes_[s].inverse_normaliser[1], step_);
-    value[s] = w0.matrix().dot(total.matrix() * w1.matrix());
-  }
-
+  for (int s = 0; s < ns; ++s) value[s] = shape_value(shapes_[s], psi_b, psi_r, phi_b_power, u, tail);
   std::vector<double> out;
-  out.reserve(integrands_.size());
   for (const std::vector<Use>& uses : integrands_) {
     double sum = 0;
     for (const Use& use : uses) {

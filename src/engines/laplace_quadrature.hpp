@@ -20,6 +20,8 @@
 
 namespace headspec::laplace {
 
+struct Positions;  // the positions' nodes at a state (laplace_quadrature.cpp)
+
 class LaplaceQuadrature {
  public:
   /// The model must be one the method covers (check_laplace_options says so to the user).
@@ -32,8 +34,10 @@ class LaplaceQuadrature {
   /// The integrands' expectations at op, in RateIntegrands order: |e|², μ_h (H), Σ P λ (H·F),
   /// then per pair h ≤ g the overlap drift, Σ Φ·Φ and |e|² Σ Φ·Φ + 2 Σ P P.
   std::vector<double> expectations(const OrderParameters& op) const;
-  /// Position-score nodes of one kind of position (nodes^H).
-  int nodes() const;
+  /// Which slices of a one-position integral ψ(u_1, u_2) the terms read: all of it, or only
+  /// u_1 = 0, or only u_2 = 0 (a term without Z_h is its integrand at u_h = 0).
+  static constexpr int kFirstZero = 1, kSecondZero = 2, kWhole = 4;
+  using Grid = Eigen::ArrayXXd;  ///< a function of (u_1, u_2): rows u_1, columns u_2 (one column for H = 1)
 
  private:
   struct Use {
@@ -47,6 +51,13 @@ class LaplaceQuadrature {
     std::vector<std::vector<int>> partitions;
   };
   void add_integrand(const Expression& e);
+  // ψ[m] of every monomial at the background (psi_b) and at the relevant position (psi_r).
+  void one_position_integrals(const Positions& p, const std::vector<Eigen::ArrayXd>& u,
+                              std::vector<Grid>& psi_b, std::vector<Grid>& psi_r) const;
+  // E[Π_h Z_h^{−a_h} Π_j Σ_ℓ m_j(ℓ)] from the ψ: the partitions' products, then the u integrals.
+  // phi_b_power[k] = ψ_bg[1]^k.
+  double shape_value(const Shape& shape, const std::vector<Grid>& psi_b, const std::vector<Grid>& psi_r,
+                     const std::vector<Grid>& phi_b_power, const std::vector<Eigen::ArrayXd>& u, const Grid& tail) const;
   int monomial_id(const Monomial& m);
   int shape_id(const Term& t);
 
@@ -57,6 +68,7 @@ class LaplaceQuadrature {
   std::vector<Shape> shapes_;
   std::vector<Term> shape_terms_;
   std::vector<Monomial> monomials_;
+  std::vector<int> need_;  // per monomial: the kFirstZero | kSecondZero | kWhole its terms read
 };
 
 }  // namespace headspec::laplace
