@@ -59,8 +59,9 @@ struct TheoryOptions {
   uint32_t seed = 1;  ///< Monte Carlo stream (seed, MonteCarlo, lane n, step draw)
   /// Gradient flow (docs/model.md §6): the η² term dropped, time τ = ηt.
   bool flow = false;
-  /// Laplace: Gauss–Hermite nodes per dimension of a position's scores, and the step of the
-  /// trapezoid rule in log u (docs/model.md §6, "Laplace quadrature"; docs/theory.md §2).
+  /// Laplace: Gauss–Hermite nodes per dimension of a position's scores while their standard
+  /// deviations are at most 2 (in proportion beyond), and the step of the trapezoid rule in log u
+  /// (docs/model.md §6, "Laplace quadrature"; docs/theory.md §2).
   int quadrature_nodes = 24;
   double quadrature_step = 0.5;
 };

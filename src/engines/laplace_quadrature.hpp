@@ -69,6 +69,7 @@ class LaplaceQuadrature {
   std::vector<Term> shape_terms_;
   std::vector<Monomial> monomials_;
   std::vector<int> need_;  // per monomial: the kFirstZero | kSecondZero | kWhole its terms read
+  std::array<int, kMaxHeads> max_power_{};  // the largest power of E_h in a monomial
 };
 
 }  // namespace headspec::laplace

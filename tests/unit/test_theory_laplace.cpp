@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -176,4 +177,31 @@ TEST(TheoryLaplace, RefusesWhatItDoesNotCoverNamingTheFlag) {
   TheoryOptions fresh = laplace_options();
   fresh.mode = MonteCarloMode::Resample;
   EXPECT_TRUE(refused(ModelSpec{}, fresh));
+}
+
+// Wide scores (Q_hh = 65, L = 2: normalisers spanning e^{±60}): every value finite and the
+// default rule within 10^-5 of a finer one (the node count grows with the scores' spread;
+// e^{−uE} is set to 0 where it underflows, whose powers of uE overflowed before).
+TEST(TheoryLaplace, WideScoresStayAccurate) {
+  ModelSpec m;
+  m.L = 2;
+  OrderParameters op;
+  op.M.resize(2, 2);
+  op.M << 7.6, 2.0, 7.2, -2.0;
+  op.R = Eigen::VectorXd::Zero(2);
+  Eigen::Matrix2d ortho;
+  ortho << 3.2, 0.4, 0.4, 2.8;
+  op.Q = op.M * op.M.transpose() + ortho;
+  op.c = Eigen::Vector2d(0.45, 0.44);
+  TheoryOptions fine = laplace_options();
+  fine.quadrature_nodes = 40;
+  fine.quadrature_step = 0.3;
+  TheoryEvaluation a, b;
+  TheoryEngine(m, laplace_options()).evaluate(op, 0, a);
+  TheoryEngine(m, fine).evaluate(op, 0, b);
+  for (std::size_t i = 0; i < a.rate.size(); ++i) {
+    EXPECT_TRUE(std::isfinite(a.rate[i])) << "entry " << i;
+    EXPECT_NEAR(a.rate[i], b.rate[i], 1e-5) << "entry " << i;
+  }
+  EXPECT_NEAR(a.error, b.error, 1e-5);
 }
