@@ -12,28 +12,12 @@
 #include "headspec/errors.hpp"
 #include "headspec/symmetry_group.hpp"
 #include "headspec/theory_engine.hpp"
+#include "theory_states.hpp"
 
 using namespace headspec;
+using headspec::testing::generic_state;
 
 namespace {
-
-// A state away from every symmetric subspace: M, Q = MMᵀ + Q⊥, learned c.
-OrderParameters generic_state(const ModelSpec& m) {
-  const int H = m.H, F = m.F();
-  OrderParameters op;
-  op.M.resize(H, F);
-  for (int h = 0; h < H; ++h)
-    for (int f = 0; f < F; ++f) op.M(h, f) = 0.3 + 0.37 * h - 0.21 * f + 0.05 * h * f * (h % 2 ? -1 : 1);
-  op.R = Eigen::VectorXd::Zero(H);
-  Eigen::MatrixXd ortho = 0.5 * Eigen::MatrixXd::Identity(H, H);
-  for (int h = 0; h < H; ++h)
-    for (int g = 0; g < H; ++g) ortho(h, g) += 0.04 * (h + 1) * (g + 1) + (h == g ? 0.03 * h : 0.0);
-  op.Q = op.M * op.M.transpose() + ortho;
-  op.c = m.initial_readout();
-  if (m.readout == Readout::Learned)
-    for (int h = 0; h < H; ++h) op.c[h] = 0.6 - 0.07 * h;
-  return op;
-}
 
 TheoryOptions laplace_options() {
   TheoryOptions o;
@@ -75,7 +59,7 @@ std::vector<std::pair<std::string, ModelSpec>> models() {
 
 TEST(TheoryLaplace, EmptyZeroMeanColumnHasExactlyZeroRates) {
   for (const auto& [name, m] : models()) {
-    OrderParameters op = generic_state(m);
+    OrderParameters op = generic_state(m, false);
     const int f = 1;  // sign-symmetric in every model above
     op.M.col(f).setZero();
     op.Q = op.M * op.M.transpose() + 0.5 * Eigen::MatrixXd::Identity(m.H, m.H);
@@ -89,7 +73,7 @@ TEST(TheoryLaplace, EmptyZeroMeanColumnHasExactlyZeroRates) {
 
 TEST(TheoryLaplace, SignFlipOfAColumnNegatesItsRatesExactly) {
   for (const auto& [name, m] : models()) {
-    const OrderParameters op = generic_state(m);
+    const OrderParameters op = generic_state(m, false);
     OrderParameters flipped = op;
     flipped.M.col(1) *= -1.0;
     const TheoryEngine engine(m, laplace_options());
@@ -106,7 +90,7 @@ TEST(TheoryLaplace, SignFlipOfAColumnNegatesItsRatesExactly) {
 
 TEST(TheoryLaplace, HeadSwapSwapsTheRightHandSideExactly) {
   for (const auto& [name, m] : models()) {
-    const OrderParameters op = generic_state(m);
+    const OrderParameters op = generic_state(m, false);
     const TheoryEngine engine(m, laplace_options());
     const StateLayout& lay = engine.layout();
     const std::vector<int> swap{1, 0};
@@ -124,7 +108,7 @@ TEST(TheoryLaplace, HeadSwapSwapsTheRightHandSideExactly) {
 
 TEST(TheoryLaplace, SameBitsWhateverTheThreadCount) {
   const ModelSpec m;
-  const OrderParameters op = generic_state(m);
+  const OrderParameters op = generic_state(m, false);
   TheoryEvaluation one, two;
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);
@@ -144,7 +128,7 @@ TEST(TheoryLaplace, DefaultRuleIsConverged) {
   one_head.H = 1;
   cases.emplace_back("H = 1", one_head);
   for (const auto& [name, m] : cases) {
-    const OrderParameters op = generic_state(m);
+    const OrderParameters op = generic_state(m, false);
     TheoryOptions fine = laplace_options();
     fine.quadrature_nodes = 32;
     fine.quadrature_step = 0.35;

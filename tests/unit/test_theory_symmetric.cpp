@@ -10,31 +10,13 @@
 #include "headspec/activation.hpp"
 #include "headspec/symmetry_group.hpp"
 #include "headspec/theory_engine.hpp"
+#include "theory_states.hpp"
 #include "headspec/theory_runs.hpp"
 
 using namespace headspec;
+using headspec::testing::generic_state;
 
 namespace {
-
-// A state of H heads away from every symmetric subspace: M, Q = MMᵀ + RRᵀ + Q⊥, learned c.
-OrderParameters generic_state(const ModelSpec& m, bool with_R) {
-  const int H = m.H, F = m.F();
-  OrderParameters op;
-  op.M.resize(H, F);
-  for (int h = 0; h < H; ++h)
-    for (int f = 0; f < F; ++f) op.M(h, f) = 0.3 + 0.37 * h - 0.21 * f + 0.05 * h * f * (h % 2 ? -1 : 1);
-  op.R = Eigen::VectorXd::Zero(H);
-  if (with_R)
-    for (int h = 0; h < H; ++h) op.R[h] = 0.1 * (h + 1) * (h % 2 ? -1 : 1);
-  Eigen::MatrixXd ortho = 0.5 * Eigen::MatrixXd::Identity(H, H);
-  for (int h = 0; h < H; ++h)
-    for (int g = 0; g < H; ++g) ortho(h, g) += 0.04 * (h + 1) * (g + 1) + (h == g ? 0.03 * h : 0.0);
-  op.Q = op.M * op.M.transpose() + op.R * op.R.transpose() + ortho;
-  op.c = m.initial_readout();
-  if (m.readout == Readout::Learned)
-    for (int h = 0; h < H; ++h) op.c[h] = 0.6 - 0.07 * h;
-  return op;
-}
 
 TheoryOptions symmetric_options(ValueChannel channel, int64_t samples = 600,
                                 SamplingMethod method = SamplingMethod::Symmetric) {
