@@ -95,7 +95,7 @@ RelevantImages relevant_images(const Prior& prior) {
 }
 
 // The grid of u for one head: u = 0 first, then e^{k·step} for k from the scale where u Z_h is
-// negligible (the part below is taken as its u → 0 limit) to where e^{−u Z_h} is.
+// negligible (the part below is left out, u_weights) to where e^{−u Z_h} is.
 Eigen::ArrayXd u_grid(double variance, double shift, int L, double step) {
   const double sd = std::sqrt(variance);
   const double lo = -(std::log(static_cast<double>(L)) + 0.5 * variance + shift) - 16.0;
@@ -236,7 +236,6 @@ void LaplaceQuadrature::add_integrand(const Expression& e) {
 }
 
 namespace {
-
 
 // Product Gauss–Hermite nodes ξ ∈ R^H (H × nodes) with their weights; for H = 2 the nodes whose
 // weight is below 10^-16 are left out (a quarter of them at 24 per dimension): every term is a
