@@ -8,6 +8,8 @@
 
 #include <stdexcept>
 
+#include "symmetric_samples.hpp"
+
 namespace headspec::laplace {
 
 // One kind of position at the Gauss–Hermite nodes: scores s (H × nodes), E[λ | s] (F × nodes),
@@ -42,54 +44,32 @@ void gauss_hermite(int n, Eigen::VectorXd& x, Eigen::VectorXd& w) {
   w /= w.sum();
 }
 
-// The symmetric square root of a positive semi-definite Q and of its pseudo-inverse.
-void square_roots(const Eigen::MatrixXd& Q, Eigen::MatrixXd& root, Eigen::MatrixXd& inverse_root) {
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(Q);
-  const Eigen::VectorXd ev = es.eigenvalues().cwiseMax(0.0);
-  const double floor = 1e-14 * std::max(1.0, ev.maxCoeff());
-  Eigen::VectorXd r = ev.cwiseSqrt(), ri(ev.size());
-  for (Eigen::Index i = 0; i < ev.size(); ++i) ri[i] = ev[i] > floor ? 1.0 / r[i] : 0.0;
-  root = es.eigenvectors() * r.asDiagonal() * es.eigenvectors().transpose();
-  inverse_root = es.eigenvectors() * ri.asDiagonal() * es.eigenvectors().transpose();
-}
-
-
-// The relevant position's kinds: one per image θ of the prior's atoms (discrete priors), in
-// groups of 2^k, k the sign-symmetric directions, image σ of a group with direction
-// dirs[j] negated where bit j of σ is set — so that summing a group as a binary tree gives
-// exactly 0 for a quantity odd in θ_f when nothing else depends on θ_f (M_{:,f} = 0); or one
-// Gaussian kind for the gauss prior (λ_ℓ* = ζ + θ ~ N(0, I + diag ν)).
-struct RelevantImages {
-  std::vector<double> weight;
-  std::vector<Eigen::VectorXd> theta;
-  int group = 1;
-};
-
+// The prior's atoms as images in groups of 2^k (RelevantImages), each orbit under the sign flips
+// once, in the order of its first atom: its distinct atoms counted by their |θ_f| pattern.
 RelevantImages relevant_images(const Prior& prior) {
   RelevantImages out;
   const std::vector<int> dirs = prior.sign_symmetric_directions();
   out.group = 1 << dirs.size();
   const Eigen::MatrixXd& atoms = prior.atoms();
-  const Eigen::VectorXd& pi = prior.weights();
-  std::vector<Eigen::VectorXd> seen;
-  for (Eigen::Index a = 0; a < atoms.rows(); ++a) {
-    Eigen::VectorXd base = atoms.row(a).transpose();
+  auto base_of = [&](Eigen::Index a) {
+    std::vector<double> base(static_cast<std::size_t>(atoms.cols()));
+    for (Eigen::Index f = 0; f < atoms.cols(); ++f) base[f] = atoms(a, f);
     for (int f : dirs) base[f] = std::abs(base[f]);
-    if (std::find(seen.begin(), seen.end(), base) != seen.end()) continue;
-    seen.push_back(base);
-    int members = 0;  // the distinct atoms of this orbit
-    for (Eigen::Index b = 0; b < atoms.rows(); ++b) {
-      Eigen::VectorXd other = atoms.row(b).transpose();
-      for (int f : dirs) other[f] = std::abs(other[f]);
-      members += other == base;
-    }
+    return base;
+  };
+  std::map<std::vector<double>, int> members;  // distinct atoms per orbit
+  for (Eigen::Index a = 0; a < atoms.rows(); ++a) ++members[base_of(a)];
+  for (Eigen::Index a = 0; a < atoms.rows(); ++a) {
+    const auto it = members.find(base_of(a));
+    if (it->second == 0) continue;  // its orbit is out already
     for (int sigma = 0; sigma < out.group; ++sigma) {
-      Eigen::VectorXd theta = base;
+      Eigen::VectorXd theta = Eigen::Map<const Eigen::VectorXd>(it->first.data(), atoms.cols());
       for (std::size_t j = 0; j < dirs.size(); ++j)
         if ((sigma >> j) & 1) theta[dirs[j]] = -theta[dirs[j]];
       out.theta.push_back(theta);
-      out.weight.push_back(pi[a] * members / out.group);
+      out.weight.push_back(prior.weights()[a] * it->second / out.group);
     }
+    it->second = 0;
   }
   return out;
 }
@@ -153,6 +133,7 @@ bool LaplaceQuadrature::covers(const ModelSpec& model) {
 LaplaceQuadrature::LaplaceQuadrature(const ModelSpec& model, int nodes, double step)
     : model_(model), nodes_(nodes), step_(step) {
   if (!covers(model)) throw std::logic_error("LaplaceQuadrature: a model it does not cover (check_laplace_options)");
+  if (model.prior.kind() != PriorKind::Gauss) images_ = relevant_images(model.prior);
   monomial_id(Monomial{});  // id 0: the constant, whose ψ is E e^{−u·E}
   const RateIntegrands r = rate_integrands(model.H, model.F());
   add_integrand(r.squared_residual);
@@ -267,11 +248,12 @@ int nodes_for(int base, double sd) {
   return n + (n % 2);
 }
 
-Positions positions_at(const ModelSpec& model, const OrderParameters& op, int base_nodes) {
+Positions positions_at(const ModelSpec& model, const RelevantImages& images, const OrderParameters& op,
+                       int base_nodes) {
   const int H = model.H, F = model.F();
   Positions p;
   Eigen::MatrixXd root, inverse_root, xi;
-  square_roots(op.Q, root, inverse_root);
+  theory_rates::symmetric_roots(op.Q, root, inverse_root);
   double widest = op.Q.diagonal().maxCoeff();
   if (model.prior.kind() == PriorKind::Gauss)
     widest = std::max(widest, (op.Q + op.M * model.prior.nu().asDiagonal() * op.M.transpose()).diagonal().maxCoeff());
@@ -286,14 +268,13 @@ Positions positions_at(const ModelSpec& model, const OrderParameters& op, int ba
     const Eigen::VectorXd nu = model.prior.nu();
     const Eigen::MatrixXd cov = op.Q + op.M * nu.asDiagonal() * op.M.transpose();
     Eigen::MatrixXd r, ri;
-    square_roots(cov, r, ri);
+    theory_rates::symmetric_roots(cov, r, ri);
     const Eigen::MatrixXd K = (Eigen::VectorXd::Ones(F) + nu).asDiagonal() * op.M.transpose() * ri;
     p.relevant.push_back(PositionKind{r * xi, K * xi, p.background.weight});
     p.relevant_weight.push_back(1.0);
     p.variance = p.variance.cwiseMax(cov.diagonal());
     return p;
   }
-  const RelevantImages images = relevant_images(model.prior);
   p.group = images.group;
   for (std::size_t i = 0; i < images.theta.size(); ++i) {
     const Eigen::VectorXd mean = op.M * images.theta[i];
@@ -417,7 +398,7 @@ double LaplaceQuadrature::shape_value(const Shape& shape, const std::vector<Grid
 
 std::vector<double> LaplaceQuadrature::expectations(const OrderParameters& op) const {
   const int H = model_.H;
-  const Positions p = positions_at(model_, op, nodes_);
+  const Positions p = positions_at(model_, images_, op, nodes_);
   std::vector<Eigen::ArrayXd> u(kMaxHeads, Eigen::ArrayXd::Zero(1));  // u = 0 alone for a missing head
   for (int h = 0; h < H; ++h) u[h] = u_grid(p.variance[h], p.shift[h], model_.L, step_);
   std::vector<Grid> psi_b, psi_r;

@@ -22,6 +22,17 @@ namespace headspec::laplace {
 
 struct Positions;  // the positions' nodes at a state (laplace_quadrature.cpp)
 
+// The relevant position's kinds: one per image θ of the prior's atoms (discrete priors), in
+// groups of 2^k, k the sign-symmetric directions, image σ of a group with direction
+// dirs[j] negated where bit j of σ is set — so that summing a group as a binary tree gives
+// exactly 0 for a quantity odd in θ_f when nothing else depends on θ_f (M_{:,f} = 0); or one
+// Gaussian kind for the gauss prior (λ_ℓ* = ζ + θ ~ N(0, I + diag ν)).
+struct RelevantImages {
+  std::vector<double> weight;
+  std::vector<Eigen::VectorXd> theta;
+  int group = 1;
+};
+
 class LaplaceQuadrature {
  public:
   /// The model must be one the method covers (check_laplace_options says so to the user).
@@ -70,6 +81,7 @@ class LaplaceQuadrature {
   std::vector<Monomial> monomials_;
   std::vector<int> need_;  // per monomial: the kFirstZero | kSecondZero | kWhole its terms read
   std::array<int, kMaxHeads> max_power_{};  // the largest power of E_h in a monomial
+  RelevantImages images_;                    // discrete priors: the relevant position's θ images
 };
 
 }  // namespace headspec::laplace

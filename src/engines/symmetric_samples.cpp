@@ -37,10 +37,8 @@ std::vector<double> helmert_basis(int H) {
 
 }  // namespace
 
-Conditioning Conditioning::of(const OrderParameters& op, bool sampled) {
-  // Q̃ = Q − RRᵀ = MMᵀ + Q⊥, the covariance of s_ℓ − Mθ 1[ℓ = ℓ*] − R g_ℓ (docs/model.md §5).
-  const Eigen::MatrixXd Qt = sampled ? Eigen::MatrixXd(op.Q - op.R * op.R.transpose()) : op.Q;
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(Qt);
+void symmetric_roots(const Eigen::MatrixXd& Q, Eigen::MatrixXd& C, Eigen::MatrixXd& C_inverse) {
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(Q);
   const Eigen::VectorXd& values = eig.eigenvalues();
   // Directions with no variance (up to rounding) have no scores to condition on: the
   // pseudo-inverse leaves them out.
@@ -51,8 +49,15 @@ Conditioning Conditioning::of(const OrderParameters& op, bool sampled) {
     inverse_root[i] = values[i] > floor ? 1.0 / root[i] : 0.0;
   }
   const Eigen::MatrixXd& V = eig.eigenvectors();
-  const Eigen::MatrixXd C = V * root.asDiagonal() * V.transpose();
-  const Eigen::MatrixXd C_inverse = V * inverse_root.asDiagonal() * V.transpose();
+  C = V * root.asDiagonal() * V.transpose();
+  C_inverse = V * inverse_root.asDiagonal() * V.transpose();
+}
+
+Conditioning Conditioning::of(const OrderParameters& op, bool sampled) {
+  // Q̃ = Q − RRᵀ = MMᵀ + Q⊥, the covariance of s_ℓ − Mθ 1[ℓ = ℓ*] − R g_ℓ (docs/model.md §5).
+  const Eigen::MatrixXd Qt = sampled ? Eigen::MatrixXd(op.Q - op.R * op.R.transpose()) : op.Q;
+  Eigen::MatrixXd C, C_inverse;
+  symmetric_roots(Qt, C, C_inverse);
   Conditioning out;
   out.B = op.M.transpose() * C_inverse;
   out.D = C - op.M * out.B;

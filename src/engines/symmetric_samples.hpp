@@ -22,6 +22,11 @@
 
 namespace headspec::theory_rates {
 
+/// The symmetric square root C of a positive semi-definite Q and the pseudo-inverse of C
+/// (eigenvalues below 1e-13 of the largest left out): the conditioning of λ on the scores
+/// (here and in the laplace method, laplace_quadrature.cpp).
+void symmetric_roots(const Eigen::MatrixXd& Q, Eigen::MatrixXd& C, Eigen::MatrixXd& C_inverse);
+
 /// What a state contributes to the samples: λ̄_ℓ = θ 1[ℓ = ℓ*] + B ξ_ℓ and w̄_ℓ = D ξ_ℓ.
 struct Conditioning {
   RowMatrix B;  ///< F×H, Mᵀ Q̃^{+1/2}
