@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "headspec/allocation.hpp"
 #include "plateau_state.hpp"
 
 using namespace headspec;
@@ -41,6 +42,7 @@ std::vector<double> timed(const TheoryEngine& engine, const OrderParameters& op,
 }  // namespace
 
 int main(int argc, char** argv) {
+  retain_freed_memory();  // as the program does (docs/performance.md, "Memory allocation")
   const int64_t N = argc > 1 ? std::atoll(argv[1]) : 262144;
   const ModelSpec m;  // flip ν = (2, 2), L = 10, H = 2, softmax, learned readout, η = 1
   const OrderParameters op = bench::plateau_state(m);

@@ -22,6 +22,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "headspec/allocation.hpp"
 #include "headspec/bayes.hpp"
 #include "headspec/checkpoint.hpp"
 #include "headspec/command_budgets.hpp"
@@ -702,6 +703,7 @@ void translate_parameter_error(std::exception_ptr p) {
 
 PYBIND11_MODULE(_core, m) {
   fix_eigen_blocking();
+  retain_freed_memory();
   m.doc() = "headspec: multi-head attention in the high-dimensional single-location model (compiled core)";
   g_usage_error = py::register_exception<UsageError>(m, "UsageError", PyExc_ValueError).ptr();
   py::register_exception_translator(&translate_parameter_error);
