@@ -138,8 +138,9 @@ Command add_figure_command(CLI::App& app) {
                   "figure 4: E^∞ of the theory with this learning-rate schedule (docs/cli.md \"Learning-rate "
                   "schedules\"); its files are named fig4_<schedule>.*");
   sub->add_option("--mc-method", opts->mc_method,
-                  "plain | symmetric | sobol | laplace: the Monte Carlo method of every theory, linearise and theory-sweep "
-                  "command of the figure (default: theirs, sobol; docs/model.md §6)");
+                  "auto | plain | symmetric | sobol | laplace: the Monte Carlo method of every theory, linearise and "
+                  "theory-sweep command of the figure (default: theirs, auto: laplace where it applies, sobol "
+                  "otherwise; docs/model.md §6, docs/theory.md §2)");
   sub->add_option("--mc-seed", opts->mc_seed,
                   "the seed of the Monte Carlo samples of every theory, stochastic-theory and theory-sweep command "
                   "(their --mc-seed: one sample set shared by all runs of a command) and of every linearise (its "

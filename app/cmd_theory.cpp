@@ -39,6 +39,7 @@ nlohmann::json theory_params(const TheorySettings& o, const ModelSpec& model, co
   t["time"] =
       o.flow ? "tau = lr t: gradient flow, no lr^2 term (docs/model.md §6)" : "t = samples seen / D, as for simulate";
   t["mc_samples_used"] = runs.samples_used();
+  if (o.mc_method == "auto") t["mc_method_used"] = to_string(runs.sampling_method());
   return params;
 }
 

@@ -11,6 +11,7 @@
 #include "headspec/bayes.hpp"
 #include "headspec/order_parameters.hpp"
 #include "headspec/theory_engine.hpp"
+#include "headspec/theory_runs.hpp"
 
 namespace headspec {
 namespace {
@@ -54,6 +55,20 @@ double samples_evaluated(const ModelSpec& m, int64_t mc, const std::string& meth
   return static_cast<double>(TheoryEngine::samples_used(m, theory_options(mc, method)));
 }
 
+// --mc-method as the runs take it: the stochastic theory's auto is sobol (stochastic_theory_method).
+std::string method_of_runs(const std::string& method, bool sde) {
+  return sde ? to_string(stochastic_theory_method(parse_sampling_method(method))) : method;
+}
+
+// The work of one evaluation counted in samples: those evaluated, or for laplace, which has
+// none, the plain samples of the same CPU time (≈ 6.7·10^5 in the Fig. 1 model, docs/theory.md
+// §2, rounded up to 10^6).
+double evaluation_work(const ModelSpec& m, int64_t mc, const std::string& method, bool resample = false,
+                       bool sampled = false) {
+  if (resolved_method(m, theory_options(mc, method, resample, sampled)) == SamplingMethod::Laplace) return 1e6;
+  return samples_evaluated(m, mc, method);
+}
+
 }  // namespace
 
 RunBudget simulate_budget(const SimulateSettings& o, const ModelSpec& model) {
@@ -70,17 +85,21 @@ RunBudget theory_budget(const TheorySettings& o, const ModelSpec& model) {
   // Each engine keeps its fixed samples. The stochastic theory adds Σ's engine (plain, the
   // value channel sampled, of the drift's N) and its per-block sums of the n(n+3)/2 rates and
   // products (TheoryEngine::rate_covariance).
-  const double N = samples_evaluated(model, o.mc, o.mc_method);
-  double bytes = TheoryEngine::stored_bytes(model, theory_options(o.mc, o.mc_method, o.mc_resample, o.keep_R));
+  const std::string method = method_of_runs(o.mc_method, o.sde);
+  const double work = evaluation_work(model, o.mc, method, o.mc_resample, o.keep_R);
+  double bytes = TheoryEngine::stored_bytes(model, theory_options(o.mc, method, o.mc_resample, o.keep_R));
   if (o.sde) {
+    // laplace's drift has no samples: Σ then takes --mc of them (TheoryRuns).
+    const double drift_samples = samples_evaluated(model, o.mc, method);
+    const double N = drift_samples > 0 ? drift_samples : static_cast<double>(o.mc);
     const double n = StateLayout(model.H, model.F(), model.readout == Readout::Learned).size();
     bytes += TheoryEngine::stored_bytes(model, theory_options(static_cast<int64_t>(N), "plain", false, true));
     bytes += std::ceil(N / TheoryEngine::kBlock) * n * (n + 3) / 2 * 8.0;
   }
   b.bytes = records_bytes(rows, columns(model, model.F()) * 2) + parallel_runs(o.runs) * bytes;
   // Four evaluations of N samples per step of rk4 (dopri5: about six per step, of fewer steps).
-  b.steps = o.runs * (o.T / o.dt) * 4.0 * N;
-  b.what = fmt::format("{:.3g} runs × {:.3g} steps of {:.3g} samples", static_cast<double>(o.runs), o.T / o.dt, N);
+  b.steps = o.runs * (o.T / o.dt) * 4.0 * work;
+  b.what = fmt::format("{:.3g} runs × {:.3g} steps of {:.3g} samples", static_cast<double>(o.runs), o.T / o.dt, work);
   return b;
 }
 
@@ -104,15 +123,17 @@ RunBudget linearise_budget(const LineariseSettings& o, const ModelSpec& model) {
   RunBudget b;
   const double H = model.H, F = model.F();
   const double state = H * F + H + H * (H + 1) / 2 + H;  // M, R, Q, c (docs/model.md §6)
-  const double N = samples_evaluated(model, o.mc, o.mc_method);
-  const double approach = o.approach_mc > 0 ? samples_evaluated(model, o.approach_mc, o.mc_method) : N;
+  const double N = evaluation_work(model, o.mc, o.mc_method);
+  const double approach = o.approach_mc > 0 ? evaluation_work(model, o.approach_mc, o.mc_method) : N;
   // Four evaluations of the samples per RK4 step of the approach, of the growth check and of
   // --along; two per state component for each Jacobian (every Newton step and the last one).
   // The prediction runs (--predict-delta) stop at the threshold: not counted.
   const double rk4 = 4.0 * (approach * o.T_max + N * ((o.growth ? o.growth_T : 0.0) + o.along)) / o.dt;
   const double jacobians = (o.newton_iterations + 1.0) * 2.0 * state * N;
   b.steps = o.mc_seeds * (rk4 + jacobians);
-  b.bytes = std::max(N, approach) * model.L * (H + F + 2.0) * 8.0;  // the fixed samples, as theory's
+  const double stored = std::max(samples_evaluated(model, o.mc, o.mc_method),
+                                 o.approach_mc > 0 ? samples_evaluated(model, o.approach_mc, o.mc_method) : 0.0);
+  b.bytes = stored * model.L * (H + F + 2.0) * 8.0;  // the fixed samples, as theory's
   b.what = fmt::format("{} sample sets × ({:.3g} RK4 steps + {} Jacobians) of {:.3g} samples", o.mc_seeds,
                        o.T_max / o.dt, o.newton_iterations + 1, N);
   return b;
@@ -121,7 +142,7 @@ RunBudget linearise_budget(const LineariseSettings& o, const ModelSpec& model) {
 RunBudget sweep_budget(const SweepCommandSettings& o, const ModelSpec& model, double D, int tasks) {
   if (o.engine == "theory" || o.engine == "sde") {
     RunBudget b;
-    const double N = samples_evaluated(model, o.mc, o.mc_method);
+    const double N = evaluation_work(model, o.mc, method_of_runs(o.mc_method, o.engine == "sde"), o.mc_resample, o.keep_R);
     b.bytes = records_bytes(tasks * record_count(o.T, o.record_every), columns(model, model.F()));
     b.steps = tasks * (o.T / o.dt) * 4.0 * N;
     b.what = fmt::format("{} tasks × {:.3g} steps of {:.3g} samples", tasks, o.T / o.dt, N);

@@ -211,17 +211,19 @@ const ParameterTable<TheorySettings>& theory_parameters() {
                      "fresh samples at every step (default: one fixed set reused at every evaluation)", 0),
         // In the sidecar as the method chosen.
         parameter<S>("mc-method", &S::mc_method,
-                     "plain | symmetric | sobol | laplace: independent samples; orbits of the symmetry group with λ "
-                     "integrated out; the same from scrambled Sobol points; no samples, the expectations by quadrature "
-                     "(softmax, softmax1 with H ≤ 2; --mc unused) (docs/model.md §6)",
+                     "auto | plain | symmetric | sobol | laplace: laplace where it applies, sobol otherwise; independent "
+                     "samples; orbits of the symmetry group with λ integrated out; the same from scrambled Sobol points; "
+                     "no samples, the expectations by quadrature (softmax, softmax1 with H ≤ 2, no --keep-R or "
+                     "--mc-resample; --mc unused) (docs/model.md §6, docs/theory.md §2)",
                      kShowDefault, g),
         parameter<S>("mc-seed", &S::mc_seed,
                      "seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k; with --sde "
                      "every run uses those of --seed)",
                      kShowDefault, g),
         parameter<S>("mc-error", &S::mc_error,
-                     "sobol: also integrate each of the 8 randomisations alone and add the columns loss_se, "
-                     "<column>_se: their spread over √8, the Monte Carlo error of every value (twice the time)",
+                     "add the columns loss_se, <column>_se, the error of every value: sobol integrates each of the 8 "
+                     "randomisations alone, their spread over √8 (twice the time); laplace integrates with a coarser "
+                     "rule, |difference| (about 1.3 times the time) (docs/theory.md §2)",
                      0, g),
         parameter<S>("integrator", &S::integrator, "rk4 | dopri5 | euler | heun (default rk4; euler with --mc-resample)",
                      0),
@@ -254,8 +256,8 @@ const ParameterTable<TheorySettings>& theory_parameters() {
         // In the sidecar only when set.
         parameter<S>("sde-reference-mc", &S::sde_reference_mc,
                      "with --sde: correct the drift along the unspecialised path computed once with this many "
-                     "samples (0: no correction); removes the drift's bias on the plateau at small --mc "
-                     "(docs/stochastic-theory.md §6)",
+                     "samples (0: no correction); removes the drift's bias on the plateau at small --mc; "
+                     "nothing to correct with laplace (docs/stochastic-theory.md §6)",
                      0),
         // In the sidecar only when set.
         parameter<S>("flow", &S::flow,
@@ -324,8 +326,9 @@ const ParameterTable<LineariseSettings>& linearise_parameters() {
         parameter<S>("mc", &S::mc, "Monte Carlo samples N (fixed samples, averaged over the symmetry group)",
                      kShowDefault, g),
         parameter<S>("mc-method", &S::mc_method,
-                     "plain | symmetric | sobol | laplace (docs/model.md §6; plain: averaged over the symmetry group here; "
-                     "laplace: softmax, softmax1 with H ≤ 2, --mc unused)",
+                     "auto | plain | symmetric | sobol | laplace (docs/model.md §6; auto: laplace where it applies, sobol "
+                     "otherwise; plain: averaged over the symmetry group here; laplace: softmax, softmax1 with H ≤ 2, "
+                     "--mc unused)",
                      kShowDefault, g),
         parameter<S>("seed", &S::seed, "Monte Carlo seed", kShowDefault, g),
         parameter<S>("mc-seeds", &S::mc_seeds,
@@ -383,7 +386,7 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
         parameter<S>("test-samples", &W::test_samples, "fresh samples per error estimate (gram, dense)", kShowDefault, "sweep"),
         parameter<S>("mc", &W::mc, "theory: Monte Carlo samples per evaluation", kShowDefault, "theory"),
         parameter<S>("mc-resample", &W::mc_resample, "theory: fresh samples at every step", 0),
-        parameter<S>("mc-method", &W::mc_method, "theory: plain | symmetric | sobol | laplace (docs/model.md §6)", kShowDefault, "theory"),
+        parameter<S>("mc-method", &W::mc_method, "theory: auto | plain | symmetric | sobol | laplace (auto: laplace where it applies, sobol otherwise; docs/model.md §6)", kShowDefault, "theory"),
         parameter<S>("mc-seed", &W::mc_seed,
                      "theory, sde: seed of the Monte Carlo samples (-1: run k uses --seed + k; sde: --seed for every run)",
                      kShowDefault, "theory"),
@@ -397,7 +400,8 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
         parameter<S>("sde-mc", &W::sde_mc, "sde: the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift)",
                      0),
         parameter<S>("sde-reference-mc", &W::sde_reference_mc,
-                     "sde: the drift corrected along the unspecialised path of this many samples (0: none)", 0),
+                     "sde: the drift corrected along the unspecialised path of this many samples (0: none; "
+                     "nothing to correct with laplace)", 0),
         parameter<S>("until-converged", &W::until_converged, "theory: stop a run once every |derivative| is below this",
                      0, "theory"),
         parameter<S>("until-error-settled", &W::until_error_settled,

@@ -53,7 +53,7 @@ struct SimulateSettings : ModelSettings, RunSettings, OutputSettings, Checkpoint
 struct TheorySettings : ModelSettings, RunSettings, OutputSettings, CheckpointSettings, LimitSettings {
   int64_t mc = 10000;
   bool mc_resample = false;
-  std::string mc_method = "sobol";
+  std::string mc_method = "auto";
   int64_t mc_seed = -1;  ///< −1: run k uses --seed + k
   bool mc_error = false;
   std::string integrator;  ///< empty: rk4, or euler with --mc-resample
@@ -102,7 +102,7 @@ struct MnistSettings : ModelSettings, RunSettings, OutputSettings, CheckpointSet
 
 struct LineariseSettings : ModelSettings, OutputSettings, LimitSettings {
   int64_t mc = LinearisationSpec{}.mc;
-  std::string mc_method = "sobol";
+  std::string mc_method = "auto";
   int64_t seed = 1;
   int mc_seeds = 1;
   double dt = LinearisationSpec{}.dt;

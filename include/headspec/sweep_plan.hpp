@@ -36,7 +36,7 @@ struct SweepSettings {
   // theory
   int64_t mc = 10000;
   bool mc_resample = false;
-  std::string mc_method = "sobol";
+  std::string mc_method = "auto";
   int64_t mc_seed = -1;  // −1: run k uses --seed + k
   std::string integrator;
   double dt = 0.05;

@@ -42,9 +42,10 @@ enum class SamplingMethod {
   Symmetric,  ///< orbits of the symmetry group, λ integrated out given the scores, canonical head order
   Sobol,      ///< the same with the base samples from scrambled Sobol points, in independent randomisations
   Laplace,    ///< no samples: the expectations by quadrature (softmax, H ≤ 2, value channel integrated out)
+  Auto,       ///< Laplace where it applies (resolved_method), Sobol otherwise
 };
 
-/// --mc-method: plain | symmetric | sobol | laplace (UsageError naming the flag otherwise).
+/// --mc-method: auto | plain | symmetric | sobol | laplace (UsageError naming the flag otherwise).
 SamplingMethod parse_sampling_method(const std::string& name);
 const char* to_string(SamplingMethod method);
 
@@ -65,6 +66,16 @@ struct TheoryOptions {
   int quadrature_nodes = 24;
   double quadrature_step = 0.5;
 };
+
+/// The method an engine with these options uses: options.method, and for Auto laplace where its
+/// conditions hold (softmax or softmax-1, H ≤ 2, value channel integrated out, fixed "samples"),
+/// sobol otherwise (docs/theory.md §2, "Choosing a method").
+SamplingMethod resolved_method(const ModelSpec& model, const TheoryOptions& options);
+
+/// The options of laplace's error estimate (--mc-error, docs/theory.md §2): the same with a
+/// coarser rule, two thirds of the nodes and 1.5 times the step in log u, whose difference
+/// from the rule asked for bounds that rule's error where the rule has converged.
+TheoryOptions coarser_rule(const TheoryOptions& options);
 
 /// The laplace method's conditions (ParameterError naming --mc-method otherwise): softmax or
 /// softmax-1, H ≤ 2, the value channel integrated out, fixed "samples".

@@ -70,6 +70,7 @@ void check_reference_method(int64_t reference_samples, SamplingMethod method);
 /// The path of spec.reference_samples samples for the runs of `mc` (whose seed must be the
 /// one every run uses, as the stochastic theory's runs do): the drift's engine and the
 /// reference's, the same options but N°, integrated with spec's stepper, step and horizon.
+/// None (nullptr) where `mc` resolves to laplace: its drift has no sampling error to correct.
 std::shared_ptr<const ReferencePath> make_reference_path(const ModelSpec& model, const TheoryOptions& mc,
                                                          const IntegrationSpec& spec);
 

@@ -159,7 +159,8 @@ class Figure:
 
     def with_monte_carlo(self, args):
         """args with the figure's Monte Carlo flags. `--mc-method M` goes to the commands that take
-        it (theory, linearise, sweep --engine theory; without it they run their default, sobol).
+        it (theory, linearise, sweep --engine theory; without it they run their default, auto: laplace
+        where it applies, sobol otherwise).
         `--mc-seed S` sets the seed of the samples: --mc-seed S of theory (ODE and --sde) and of
         sweep --engine theory or sde, in place of the one the figure gave (so with --runs every run
         shares sample set S, as theory --mc-seed means), and --seed S of linearise, whose --seed is

@@ -15,9 +15,10 @@ BAND_INTEGRATOR, BAND_DT, BAND_SIGMA_SAMPLES = "heun", 0.5, 4096
 
 
 def line_error(f):
-    """With --sde-runs the line also reports its own Monte Carlo error (`--mc-error`, drawn as
-    ± 2 s.e.): the band runs share the line's samples, so the band holds SGD's noise around the
-    line's drift and not that drift's sampling error, which the dotted lines show."""
+    """With --sde-runs the line also reports its own error (`--mc-error`, drawn as ± 2 s.e.: with
+    laplace its quadrature error, ≈ 10^-7, with sobol the spread of its randomisations). The band's
+    drift is sobol at the line's N with the line's seed (the stochastic theory's default), so the
+    band holds SGD's noise around that drift and not the drift's sampling error."""
     return ["--mc-error"] if f.sde_runs > 0 else []
 
 
@@ -42,10 +43,10 @@ def make(f):
     # in distribution as the dense one at the same D, ~1 µs per step against ~0.36 ms at D = 10^4.
     # HEADSPEC_FIGURE_ENGINE=dense asks for the dense engine instead.
     engine = simulation_engine()
-    # N for the Sobol method (docs/theory.md §2, "Convergence of the split"): with 32768 samples (a net in each
-    # of the 8 randomisations) M_12 at t = 150 is within 0.01 of its converged value, at 131072
-    # within 0.005; the default method's right-hand side is exactly symmetric, so the split is
-    # the one the initial state draws.
+    # The default method here is laplace (auto, docs/theory.md §2): no samples, the expectations to
+    # ≈ 10^-8, exactly symmetric, so the split is the one the initial state draws; N is used only by
+    # `figure 1 --mc-method sobol` (with 32768 samples M_12 at t = 150 is within 0.01 of its
+    # converged value, at 131072 within 0.005) and by the band's drift (--sde takes sobol).
     if f.quick:
         D, T, rec, mc, dt = 10000, 150, 3, 32768, 0.4
     else:

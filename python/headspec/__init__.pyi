@@ -58,9 +58,9 @@ def theory(
     threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")
     mc: int | None = 10000,  # Monte Carlo samples N per evaluation of the right-hand side
     mc_resample: bool | None = False,  # fresh samples at every step (default: one fixed set reused at every evaluation)
-    mc_method: str | None = 'sobol',  # plain | symmetric | sobol | laplace: independent samples; orbits of the symmetry group with λ integrated out; the same from scrambled Sobol points; no samples, the expectations by quadrature (softmax, softmax1 with H ≤ 2; --mc unused) (docs/model.md §6)
+    mc_method: str | None = 'auto',  # auto | plain | symmetric | sobol | laplace: laplace where it applies, sobol otherwise; independent samples; orbits of the symmetry group with λ integrated out; the same from scrambled Sobol points; no samples, the expectations by quadrature (softmax, softmax1 with H ≤ 2, no --keep-R or --mc-resample; --mc unused) (docs/model.md §6, docs/theory.md §2)
     mc_seed: int | None = -1,  # seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k; with --sde every run uses those of --seed)
-    mc_error: bool | None = False,  # sobol: also integrate each of the 8 randomisations alone and add the columns loss_se, <column>_se: their spread over √8, the Monte Carlo error of every value (twice the time)
+    mc_error: bool | None = False,  # add the columns loss_se, <column>_se, the error of every value: sobol integrates each of the 8 randomisations alone, their spread over √8 (twice the time); laplace integrates with a coarser rule, |difference| (about 1.3 times the time) (docs/theory.md §2)
     integrator: str | None = None,  # rk4 | dopri5 | euler | heun (default rk4; euler with --mc-resample)
     dt: float | None = 0.05,  # time step (initial step for dopri5)
     init_D: int | None = 10000,  # D of the finite-D initialisation drawn for M(0), Q(0)
@@ -72,7 +72,7 @@ def theory(
     error_window: float | None = 20.0,  # window W of --until-error-settled: a whole multiple of 4 --record-every intervals
     sde: bool | None = False,  # the stochastic theory of SGD at D = --init-D: each step adds the Brownian increment of covariance Σ dt/D (docs/model.md §12); rk4, heun or euler
     sde_mc: int | None = 0,  # with --sde: the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift); Σ needs less accuracy than the drift (docs/stochastic-theory.md §4)
-    sde_reference_mc: int | None = 0,  # with --sde: correct the drift along the unspecialised path computed once with this many samples (0: no correction); removes the drift's bias on the plateau at small --mc (docs/stochastic-theory.md §6)
+    sde_reference_mc: int | None = 0,  # with --sde: correct the drift along the unspecialised path computed once with this many samples (0: no correction); removes the drift's bias on the plateau at small --mc; nothing to correct with laplace (docs/stochastic-theory.md §6)
     flow: bool | None = False,  # gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 (docs/model.md §6)
     init_seed: int | None = -1,  # seed of the initial state, the same for every run (-1: run k uses --seed + k); with --sde, runs from one initial state with independent noise
     stop_when_specialised: bool | None = False,  # stop a run at the first record at which every direction of prior mean zero has specialised
@@ -132,7 +132,7 @@ def sweep(
     test_samples: int | None = 2000,  # fresh samples per error estimate (gram, dense)
     mc: int | None = 10000,  # theory: Monte Carlo samples per evaluation
     mc_resample: bool | None = False,  # theory: fresh samples at every step
-    mc_method: str | None = 'sobol',  # theory: plain | symmetric | sobol | laplace (docs/model.md §6)
+    mc_method: str | None = 'auto',  # theory: auto | plain | symmetric | sobol | laplace (auto: laplace where it applies, sobol otherwise; docs/model.md §6)
     mc_seed: int | None = -1,  # theory, sde: seed of the Monte Carlo samples (-1: run k uses --seed + k; sde: --seed for every run)
     integrator: str | None = None,  # theory: rk4 | dopri5 | euler | heun
     dt: float | None = 0.05,  # theory: time step
@@ -141,7 +141,7 @@ def sweep(
     flow: bool | None = False,  # theory: gradient flow, no η² term, time τ = ηt (docs/model.md §6)
     keep_R: bool | None = False,  # theory, sde: keep R(0) from the draw and sample the value channel (general path)
     sde_mc: int | None = 0,  # sde: the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift)
-    sde_reference_mc: int | None = 0,  # sde: the drift corrected along the unspecialised path of this many samples (0: none)
+    sde_reference_mc: int | None = 0,  # sde: the drift corrected along the unspecialised path of this many samples (0: none; nothing to correct with laplace)
     until_converged: float | None = 0.0,  # theory: stop a run once every |derivative| is below this
     until_error_settled: float | None = 0.0,  # theory: stop a run once the recorded error's means over the four quarters of the last --error-window differ by less than this fraction of the last one
     error_window: float | None = 20.0,  # theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals
@@ -190,7 +190,7 @@ def linearise(
     readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
     lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     mc: int | None = 100000,  # Monte Carlo samples N (fixed samples, averaged over the symmetry group)
-    mc_method: str | None = 'sobol',  # plain | symmetric | sobol | laplace (docs/model.md §6; plain: averaged over the symmetry group here; laplace: softmax, softmax1 with H ≤ 2, --mc unused)
+    mc_method: str | None = 'auto',  # auto | plain | symmetric | sobol | laplace (docs/model.md §6; auto: laplace where it applies, sobol otherwise; plain: averaged over the symmetry group here; laplace: softmax, softmax1 with H ≤ 2, --mc unused)
     seed: int | None = 1,  # Monte Carlo seed
     mc_seeds: int | None = 1,  # repeat with seeds seed … seed+K−1: the mean, sd and stderr over the sets of λ⁺ (lambda_plus_over_seeds: over the seeds whose fixed point converged, residual < 1e-10) and of --along's a(t), ℓ(t) (along_over_seeds)
     dt: float | None = 0.5,  # RK4 step of the approach and of the growth check

@@ -359,8 +359,8 @@ def test_figure_reuse_takes_only_a_csv_its_sidecar_names(tmp_path, monkeypatch):
 def test_dopri5_with_a_far_too_large_step_stops_as_diverged(tmp_path):
     """η = 10^4 makes the ODE stiff: dopri5's steps shrink to ~10^-4 and, uncapped, the run
     took over five minutes; the step cap ends it with status 3 and its rows."""
-    res = run(["theory", "--integrator", "dopri5", "--lr", "1e4", "--mc", "1000", "--out", "o.csv"], tmp_path,
-              timeout=120)
+    res = run(["theory", "--integrator", "dopri5", "--lr", "1e4", "--mc-method", "sobol", "--mc", "1000", "--out",
+               "o.csv"], tmp_path, timeout=120)
     assert res.returncode == 3, res.stderr
     assert "dopri5" in res.stderr and "--lr" in res.stderr and res.stderr.count("\n") == 1, res.stderr
     assert (tmp_path / "o.csv").read_text().count("\n") >= 2  # the header and the record at t = 0
@@ -369,7 +369,8 @@ def test_dopri5_with_a_far_too_large_step_stops_as_diverged(tmp_path):
 BOUNDED_CALLS = [
     ("simulate_gram", "headspec.simulate(engine='gram', D=1000000, T=100000, record_every=0.5, test_samples=100, "
                       "progress=seen)"),
-    ("theory", "headspec.theory(mc=20000, T=100000, record_every=5, dt=0.05, integrator='rk4', progress=seen)"),
+    ("theory", "headspec.theory(mc=20000, T=100000, record_every=5, dt=0.05, integrator='rk4', mc_method='sobol', "
+               "progress=seen)"),
 ]
 
 

@@ -87,10 +87,11 @@ def test_theory_laplace_equals_cli(cli):
 
 def test_theory_mc_error_equals_cli(cli):
     """mc_error=True returns the CLI's <column>_se columns (--mc-error) by column name."""
-    kw = dict(init_D=800, init_engine="gram", mc=1024, dt=0.4, T=4, record_every=2, seed=2, mc_seed=5)
+    kw = dict(init_D=800, init_engine="gram", mc=1024, dt=0.4, T=4, record_every=2, seed=2, mc_seed=5,
+              mc_method="sobol")
     res = headspec.theory(mc_error=True, **kw)
     table = cli("theory", "--init-D", 800, "--init-engine", "gram", "--mc", 1024, "--dt", 0.4, "--T", 4,
-                "--record-every", 2, "--seed", 2, "--mc-seed", 5, "--mc-error")
+                "--record-every", 2, "--seed", 2, "--mc-seed", 5, "--mc-method", "sobol", "--mc-error")
     assert res["theory"]["mc_method"] == "sobol"
     for name in ("loss", "M_1_2", "Q_1_2", "c_2", "cos_1_2"):
         np.testing.assert_array_equal(res[name + "_se"], table[name + "_se"])

@@ -136,7 +136,7 @@ def test_linearise_growth_equals_cli():
 @pytest.mark.parametrize("call,keyword", [
     (lambda: headspec.simulate(engine="gram", D=2 ** 52, T=1), "max_steps"),
     (lambda: headspec.bayes(samples=10 ** 14), "max_memory"),
-    (lambda: headspec.theory(mc=4294967295, T=1, dt=0.5), "max_memory"),
+    (lambda: headspec.theory(mc=4294967295, T=1, dt=0.5, mc_method="sobol"), "max_memory"),
     (lambda: headspec.sweep(grid={"H": [1, 2]}, engine="gram", D=2 ** 52, T=1), "max_steps"),
     (lambda: headspec.linearise(mc=10 ** 6, T_max=10 ** 6, dt=0.01), "max_steps"),
 ], ids=["simulate", "bayes", "theory", "sweep", "linearise"])

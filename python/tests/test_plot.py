@@ -83,7 +83,7 @@ def test_band_is_the_mean_and_sd_over_runs(sim):
 def test_sampling_error_draws_the_line_plus_and_minus_two_standard_errors():
     """theory_against_simulation(theory_error=True) adds value ± 2·<column>_se around each line
     of a theory run with mc_error=True; a table without those columns is refused."""
-    theory = headspec.theory(L=4, T=2, dt=0.5, record_every=1, mc=512, init_D=300, mc_error=True)
+    theory = headspec.theory(L=4, T=2, dt=0.5, record_every=1, mc=512, init_D=300, mc_error=True, mc_method="sobol")
     table = {name: np.asarray(theory[name]) for name in hp.columns(theory)}
     fig, axes = plt.subplots(1, 4)
     hp.theory_against_simulation(axes, table, table, theory_error=True)

@@ -20,8 +20,9 @@ namespace {
 
 using namespace theory_evaluation;
 
-constexpr NameTable<SamplingMethod, 4> kSamplingMethods{
-    {{{SamplingMethod::Plain, "plain"},
+constexpr NameTable<SamplingMethod, 5> kSamplingMethods{
+    {{{SamplingMethod::Auto, "auto"},
+      {SamplingMethod::Plain, "plain"},
       {SamplingMethod::Symmetric, "symmetric"},
       {SamplingMethod::Sobol, "sobol"},
       {SamplingMethod::Laplace, "laplace"}}},
@@ -56,6 +57,7 @@ TheoryEngine::TheoryEngine(const ModelSpec& model, const TheoryOptions& options)
       fixed_c_(model.initial_readout()),
       width_(model.F() + model.L * (model.F() + model.H + 1) + 1),
       batch_width_(plain_batch_width(model, options.channel)) {
+  options_.method = resolved_method(model_, options_);
   if (options_.method == SamplingMethod::Laplace) {
     check_laplace_options(model_, options_);
     laplace_ = std::make_shared<const laplace::LaplaceQuadrature>(model_, options_.quadrature_nodes, options_.quadrature_step);
@@ -121,14 +123,18 @@ int64_t TheoryEngine::samples_used() const {
   return laplace_ ? 0 : symmetric_ ? symmetric_->samples() : options_.samples;
 }
 
-int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& options) {
+int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& given) {
+  TheoryOptions options = given;
+  options.method = resolved_method(model, given);
   if (options.method == SamplingMethod::Plain) return options.samples;
   if (options.method == SamplingMethod::Laplace) return 0;
   const int orbit = theory_rates::SymmetricSamples::orbit_size_of(model, options);
   return theory_rates::SymmetricSamples::orbits_for(options, orbit) * orbit;
 }
 
-double TheoryEngine::stored_bytes(const ModelSpec& model, const TheoryOptions& options) {
+double TheoryEngine::stored_bytes(const ModelSpec& model, const TheoryOptions& given) {
+  TheoryOptions options = given;
+  options.method = resolved_method(model, given);
   if (options.mode != MonteCarloMode::Fixed || options.method == SamplingMethod::Laplace) return 0;
   if (options.method != SamplingMethod::Plain)
     return static_cast<double>(theory_rates::SymmetricSamples::stored_lanes(model, options)) * sizeof(Lanes);

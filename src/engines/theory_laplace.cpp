@@ -7,6 +7,20 @@
 
 namespace headspec {
 
+SamplingMethod resolved_method(const ModelSpec& model, const TheoryOptions& options) {
+  if (options.method != SamplingMethod::Auto) return options.method;
+  const bool laplace_applies = laplace::LaplaceQuadrature::covers(model) &&
+                               options.channel == ValueChannel::Integrated && options.mode == MonteCarloMode::Fixed;
+  return laplace_applies ? SamplingMethod::Laplace : SamplingMethod::Sobol;
+}
+
+TheoryOptions coarser_rule(const TheoryOptions& options) {
+  TheoryOptions coarse = options;
+  coarse.quadrature_nodes = (2 * options.quadrature_nodes) / 3;
+  coarse.quadrature_step = 1.5 * options.quadrature_step;
+  return coarse;
+}
+
 void check_laplace_options(const ModelSpec& model, const TheoryOptions& options) {
   if (!laplace::LaplaceQuadrature::covers(model))
     throw ParameterError("mc-method", "laplace needs softmax or softmax-1 with at most 2 heads (docs/model.md §6)");

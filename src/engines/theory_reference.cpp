@@ -158,6 +158,7 @@ void ReferencePath::correct(const double* x, double t, TheoryEvaluation& ev) con
 
 std::shared_ptr<const ReferencePath> make_reference_path(const ModelSpec& model, const TheoryOptions& mc,
                                                          const IntegrationSpec& spec) {
+  if (resolved_method(model, mc) == SamplingMethod::Laplace) return nullptr;
   TheoryOptions wide = mc;
   wide.samples = spec.reference_samples;
   const TheoryEngine drift(model, mc), reference(model, wide);

@@ -26,11 +26,13 @@ TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : mod
   integration_ = theory_integration(spec, spec.sde ? static_cast<double>(spec.init_D) : 0.0);
   check_flow(model, spec.flow);
   mode_ = monte_carlo_mode(spec.mc_resample);
-  check_reference_method(spec.sde_reference_mc, spec.mc_method);
+  const SamplingMethod method = sampling_method();
+  check_reference_method(spec.sde_reference_mc, method);
   if (spec.mc_error && spec.sde)
     throw ParameterError("mc-error", "not with --sde (its spread would mix the Monte Carlo error with the SGD noise)");
-  if (spec.mc_error && spec.mc_method != SamplingMethod::Sobol)
-    throw ParameterError("mc-error", "needs --mc-method sobol (the spread of its randomisations)");
+  if (spec.mc_error && method != SamplingMethod::Sobol && method != SamplingMethod::Laplace)
+    throw ParameterError("mc-error", "needs --mc-method sobol or laplace (the spread of sobol's randomisations; "
+                                     "laplace's difference from a coarser rule)");
 }
 
 namespace {
@@ -63,28 +65,55 @@ std::vector<std::vector<double>> spread_of(const std::vector<TheoryResult>& sets
   return out;
 }
 
+// laplace's error estimate: |pooled − the run with the coarser rule| per CSV value of every
+// record, NaN where the coarse run has no such record.
+std::vector<std::vector<double>> difference_from(const TheoryResult& coarse, const Trajectory& pooled,
+                                                 bool with_readout) {
+  std::vector<std::vector<double>> out;
+  for (std::size_t i = 0; i < pooled.records.size(); ++i) {
+    std::vector<double> pooled_values, coarse_values;
+    append_csv_values(pooled.records[i], with_readout, pooled_values);
+    std::vector<double> diff(pooled_values.size(), std::numeric_limits<double>::quiet_NaN());
+    if (i < coarse.trajectory.records.size()) {
+      append_csv_values(coarse.trajectory.records[i], with_readout, coarse_values);
+      for (std::size_t c = 0; c < diff.size(); ++c) diff[c] = std::abs(pooled_values[c] - coarse_values[c]);
+    }
+    out.push_back(std::move(diff));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::vector<double>> TheoryRuns::randomisation_errors(const TheoryOptions& mc, int k,
                                                                   const TheoryResult& pooled) const {
+  const bool with_readout = model_.readout == Readout::Learned;
+  if (mc.method == SamplingMethod::Laplace) {
+    const TheoryResult coarse = run_theory(model_, initial_engine_, coarser_rule(mc), integration_, spec_.seed, k,
+                                           spec_.mc_seed);
+    return difference_from(coarse, pooled.trajectory, with_readout);
+  }
   std::vector<TheoryResult> sets;
   for (int set = 0; set < mc.randomisations; ++set) {
     TheoryOptions alone = mc;
     alone.only_randomisation = set;
     sets.push_back(run_theory(model_, initial_engine_, alone, integration_, spec_.seed, k, spec_.mc_seed));
   }
-  return spread_of(sets, pooled.trajectory, model_.readout == Readout::Learned);
+  return spread_of(sets, pooled.trajectory, with_readout);
 }
 
 TheoryOptions TheoryRuns::monte_carlo_options() const {
   TheoryOptions mc;
   mc.samples = spec_.mc;
   mc.mode = mode_;
-  mc.method = spec_.mc_method;
+  mc.method = spec_.sde ? stochastic_theory_method(spec_.mc_method) : spec_.mc_method;
   mc.channel = spec_.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
   mc.flow = spec_.flow;
+  mc.method = resolved_method(model_, mc);
   return mc;
 }
+
+SamplingMethod TheoryRuns::sampling_method() const { return monte_carlo_options().method; }
 
 namespace {
 

@@ -249,6 +249,8 @@ LineariseOutcome run_linearise_study(const LineariseSettings& o, const Linearise
   out["settings"].update({{"mc_mode", "fixed, averaged over the symmetry group"},
                           {"integrator", "rk4"},
                           {"value_channel", "integrated"}});
+  if (o.mc_method == "auto")
+    out["settings"]["mc_method_used"] = to_string(resolved_method(study.model, study.spec.theory_options()));
   nlohmann::json seeds = nlohmann::json::array();
   for (int k = 0; k < o.mc_seeds; ++k) {
     LinearisationSpec s = study.spec;

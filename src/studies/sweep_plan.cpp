@@ -102,6 +102,7 @@ void SweepPlan::plan_theory(uint32_t seed) {
   mc_.samples = o.mc;
   mc_.mode = monte_carlo_mode(o.mc_resample);
   mc_.method = parse_sampling_method(o.mc_method);
+  if (sde_) mc_.method = stochastic_theory_method(mc_.method);
   check_reference_method(o.sde_reference_mc, mc_.method);
   mc_.flow = o.flow;
   mc_.channel = o.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;

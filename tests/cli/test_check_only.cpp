@@ -35,8 +35,11 @@ TEST(CheckOnly, ValidCommandsReturnZeroWithoutRunningOrWriting) {
   const std::string out = (dir / "x.csv").string();
   const std::string unlimited = " --max-memory 1e6 --max-steps 1e20";
   EXPECT_EQ(check_only("simulate --engine dense --D 1000000 --T 1000 --out " + out), 0);
-  EXPECT_EQ(check_only("theory --mc 100000000 --T 1000 --dt 0.001 --max-memory 20 --out " + out), 2);
-  EXPECT_EQ(check_only("theory --mc 100000000 --T 1000 --dt 0.001 --out " + out + unlimited), 0);
+  EXPECT_EQ(check_only("theory --mc-method sobol --mc 100000000 --T 1000 --dt 0.001 --max-memory 20 --out " + out), 2);
+  EXPECT_EQ(check_only("theory --mc-method sobol --mc 100000000 --T 1000 --dt 0.001 --out " + out + unlimited), 0);
+  // laplace (the default here) has no samples; its work is counted as 10^6 samples per evaluation.
+  EXPECT_EQ(check_only("theory --T 100000 --dt 0.001 --out " + out), 2);
+  EXPECT_EQ(check_only("theory --T 100000 --dt 0.001 --out " + out + unlimited), 0);
   EXPECT_EQ(check_only("bayes --samples 100000000000"), 0);
   EXPECT_EQ(check_only("sweep --engine gram --grid H=1:100 --D 1000000000 --T 1000 --runs 100 --out " + out +
                        " --summary " + (dir / "s.csv").string() + unlimited),
@@ -48,12 +51,12 @@ TEST(CheckOnly, ValidCommandsReturnZeroWithoutRunningOrWriting) {
 TEST(CheckOnly, BadInputIsStatusTwoAsForARun) {
   EXPECT_EQ(check_only("simulate --T -1"), 2);
   EXPECT_EQ(check_only("simulate --engine warp"), 2);
-  EXPECT_EQ(check_only("theory --mc 1"), 2);
+  EXPECT_EQ(check_only("theory --mc-method sobol --mc 1"), 2);
   EXPECT_EQ(check_only("bayes --method guess"), 2);
   EXPECT_EQ(check_only("sweep --grid H=0:2"), 2);
   EXPECT_EQ(check_only("mnist --nu 1,2"), 2);
   EXPECT_EQ(check_only("figure 16"), 2);
   EXPECT_EQ(check_only("figure 4 --lr-schedule warm"), 2);
-  EXPECT_EQ(check_only("theory --lr-schedule power:0,1"), 2);
+  EXPECT_EQ(check_only("theory --mc-method sobol --lr-schedule power:0,1"), 2);
   EXPECT_EQ(check_only("nosuchcommand"), 2);
 }

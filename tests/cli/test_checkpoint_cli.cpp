@@ -168,14 +168,14 @@ TEST(CheckpointCli, GramSimulationResumesToTheSameBytes) {
 
 TEST(CheckpointCli, TheoryWithFixedSamplesResumesToTheSameBytes) {
   check_interrupt_and_resume("theory_fixed",
-                             "theory --L 4 --mc 12000 --dt 0.1 --T 60 --record-every 0.5 --init-D 200",
+                             "theory --mc-method sobol --L 4 --mc 12000 --dt 0.1 --T 60 --record-every 0.5 --init-D 200",
                              "3",
                              "--q0 0.5");
 }
 
 TEST(CheckpointCli, TheoryWithResampledSamplesResumesToTheSameBytes) {
   check_interrupt_and_resume("theory_resampled",
-                             "theory --L 4 --mc 16000 --mc-resample --dt 0.05 --T 30 --record-every 0.5 --init-D 200",
+                             "theory --mc-method sobol --L 4 --mc 16000 --mc-resample --dt 0.05 --T 30 --record-every 0.5 --init-D 200",
                              "2",
                              "--integrator heun");
 }
@@ -184,7 +184,7 @@ TEST(CheckpointCli, TheoryWithResampledSamplesResumesToTheSameBytes) {
 // stream of (seed, step), so an interrupted run continues with the same noise.
 TEST(CheckpointCli, TheorySdeResumesToTheSameBytes) {
   check_interrupt_and_resume("theory_sde",
-                             "theory --sde --init-D 1000 --L 4 --mc 6000 --integrator heun --dt 0.1 --T 60 "
+                             "theory --mc-method sobol --sde --init-D 1000 --L 4 --mc 6000 --integrator heun --dt 0.1 --T 60 "
                              "--record-every 0.5 --runs 2",
                              "3",
                              "--q0 0.5");
@@ -201,14 +201,14 @@ TEST(CheckpointCli, GramWithAStepScheduleResumesAcrossItsChangePoint) {
 
 TEST(CheckpointCli, TheoryWithAScheduleResumesAcrossItsChangePoint) {
   check_interrupt_and_resume("theory_schedule",
-                             "theory --L 4 --mc 8000 --dt 0.1 --T 60 --record-every 0.5 --init-D 200 "
+                             "theory --mc-method sobol --L 4 --mc 8000 --dt 0.1 --T 60 --record-every 0.5 --init-D 200 "
                              "--lr-schedule step:30,0.5,45,0.2",
                              "3", "--q0 0.5");
 }
 
 TEST(CheckpointCli, TheorySdeWithAScheduleResumesAcrossItsChangePoint) {
   check_interrupt_and_resume("theory_sde_schedule",
-                             "theory --sde --init-D 1000 --L 4 --mc 6000 --integrator heun --dt 0.1 --T 60 "
+                             "theory --mc-method sobol --sde --init-D 1000 --L 4 --mc 6000 --integrator heun --dt 0.1 --T 60 "
                              "--record-every 0.5 --runs 2 --lr-schedule step:30,0.5",
                              "3", "--q0 0.5");
 }
@@ -242,7 +242,7 @@ TEST(CheckpointCli, BadFlagsAreRefusedBeforeAnythingRuns) {
                           ckpt, dir, 0, err, delay),
             130)
       << err;
-  const auto r = run_cli("theory --L 4 --mc 200 --T 1 --init-D 200 --out " + out.string() + " --resume " + ckpt.string());
+  const auto r = run_cli("theory --mc-method sobol --L 4 --mc 200 --T 1 --init-D 200 --out " + out.string() + " --resume " + ckpt.string());
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("command"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
@@ -255,7 +255,7 @@ TEST(CheckpointCli, BadFlagsAreRefusedBeforeAnythingRuns) {
 // stops where the uninterrupted one did (docs/theory.md §3).
 TEST(CheckpointCli, TheoryWithTheErrorRuleResumesToTheSameBytes) {
   check_interrupt_and_resume("theory_settled",
-                             "theory --prior gauss --nu 4,4 --L 4 --H 2 --mc 1000 --dt 0.1 --T 400 --record-every 0.5 "
+                             "theory --mc-method sobol --prior gauss --nu 4,4 --L 4 --H 2 --mc 1000 --dt 0.1 --T 400 --record-every 0.5 "
                              "--until-error-settled 2e-3 --error-window 40 --init-D 200",
                              "3",
                              "--q0 0.5");
@@ -267,7 +267,7 @@ TEST(CheckpointCli, TheoryWithTheErrorRuleResumesToTheSameBytes) {
 TEST(CheckpointCli, ADivergingDopri5RunResumesToTheSameStop) {
   const auto dir = fresh_dir("ckpt_cli_dopri5_cap");
   const fs::path plain = dir / "plain.csv", resumed = dir / "resumed.csv", ckpt = dir / "run.ckpt";
-  const std::string args = "theory --integrator dopri5 --lr 1e4 --mc 200 --T 20 --record-every 2 --L 4";
+  const std::string args = "theory --mc-method sobol --integrator dopri5 --lr 1e4 --mc 200 --T 20 --record-every 2 --L 4";
   const auto ref = run_cli(args + " --out " + plain.string());
   ASSERT_EQ(ref.status, 3) << ref.err;
   std::string err;

@@ -21,7 +21,7 @@ TEST(DivergenceCli, EveryEngineStopsWithStatus3AndKeepsItsRows) {
   std::vector<std::pair<std::string, std::string>> cases = {
       {"dense", "simulate --engine dense --D 300 --L 4 --T 50 --record-every 0.1 --activation linear --lr 1e3"},
       {"gram", "simulate --engine gram --D 300 --L 4 --T 50 --record-every 0.1 --activation linear --lr 1e3"},
-      {"theory", "theory --L 4 --mc 500 --lr 1e3 --dt 0.5 --T 50 --record-every 0.5 --init-D 200"},
+      {"theory", "theory --mc-method sobol --L 4 --mc 500 --lr 1e3 --dt 0.5 --T 50 --record-every 0.5 --init-D 200"},
   };
   const std::string data = headspec::testing::real_mnist_dir();
   if (!data.empty())

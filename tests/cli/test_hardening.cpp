@@ -56,10 +56,10 @@ TEST(Hardening, MixtureWhoseSquaresOrWeightSumOverflowIsRejected) {
 // out (`--out ''` wrote to standard output, `--checkpoint ''` kept none). Each is refused.
 TEST(Hardening, EmptyTextValuesAreRefusedNotTakenAsAbsent) {
   for (const std::string& args :
-       {std::string("simulate --T 1 --out ''"), std::string("theory --T 1 --mc 1000 --checkpoint ''"),
-        std::string("theory --T 1 --mc 1000 --resume ''"), std::string("simulate --T 1 --activation ''"),
-        std::string("sweep --grid L=3 --T 1 --work-dir ''"), std::string("linearise --mc 1000 --out ''"),
-        std::string("theory --T 1 --lr-schedule ''")}) {
+       {std::string("simulate --T 1 --out ''"), std::string("theory --mc-method sobol --T 1 --mc 1000 --checkpoint ''"),
+        std::string("theory --mc-method sobol --T 1 --mc 1000 --resume ''"), std::string("simulate --T 1 --activation ''"),
+        std::string("sweep --grid L=3 --T 1 --work-dir ''"), std::string("linearise --mc-method sobol --mc 1000 --out ''"),
+        std::string("theory --mc-method sobol --T 1 --lr-schedule ''")}) {
     SCOPED_TRACE(args);
     const auto r = run_cli(args);
     EXPECT_EQ(r.status, 2) << r.err;

@@ -14,17 +14,17 @@ namespace {
 
 TEST(LineariseCli, JsonAndBadInput) {
   using headspec::testing::run_cli;
-  auto r = run_cli("linearise --L 5 --H 2 --mc 1000 --fd-step 0");
+  auto r = run_cli("linearise --mc-method sobol --L 5 --H 2 --mc 1000 --fd-step 0");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--fd-step"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty());
-  r = run_cli("linearise --L 5 --H 1 --mc 1000");
+  r = run_cli("linearise --mc-method sobol --L 5 --H 1 --mc 1000");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--H"), std::string::npos) << r.err;
-  r = run_cli("linearise --L 5 --H 2 --mc 1000 --direction 1");
+  r = run_cli("linearise --mc-method sobol --L 5 --H 2 --mc 1000 --direction 1");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--direction"), std::string::npos) << r.err;
-  r = run_cli("linearise --L 5 --H 2 --mc 500 --approach-mc 500 --dt 1 --T-max 20 --newton-iterations 0");
+  r = run_cli("linearise --mc-method sobol --L 5 --H 2 --mc 500 --approach-mc 500 --dt 1 --T-max 20 --newton-iterations 0");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["command"], "linearise");
@@ -39,7 +39,7 @@ TEST(LineariseCli, JsonAndBadInput) {
 TEST(LineariseCli, NewtonStaysWhereQPerpIsPositiveDefinite) {
   using headspec::testing::run_cli;
   const auto r = run_cli(
-      "linearise --prior flip --nu 2,2 --L 5 --H 2 --activation softmax --mc 20000 --approach-mc 4000 --dt 1 "
+      "linearise --mc-method sobol --prior flip --nu 2,2 --L 5 --H 2 --activation softmax --mc 20000 --approach-mc 4000 --dt 1 "
       "--T-max 150 --seed 8");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto f = nlohmann::json::parse(r.out)["fixed_point"];
@@ -58,7 +58,7 @@ TEST(LineariseCli, NewtonStaysWhereQPerpIsPositiveDefinite) {
 TEST(LineariseCli, GrowthRateOverSeedsIsTheSeedsMeanAndSpread) {
   using headspec::testing::run_cli;
   const auto r = run_cli(
-      "linearise --L 5 --H 2 --mc 1000 --approach-mc 500 --dt 1 --T-max 20 --newton-iterations 0 --along 20 "
+      "linearise --mc-method sobol --L 5 --H 2 --mc 1000 --approach-mc 500 --dt 1 --T-max 20 --newton-iterations 0 --along 20 "
       "--along-every 10 --mc-seeds 3");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -80,7 +80,7 @@ TEST(LineariseCli, GrowthRateOverSeedsIsTheSeedsMeanAndSpread) {
   double lambda_mean = 0;
   for (const auto& s : seeds) lambda_mean += s["spread_mode"]["lambda_plus"].get<double>() / 3;
   EXPECT_NEAR(j["lambda_plus_over_seeds"]["mean"].get<double>(), lambda_mean, 1e-15);
-  const auto one = run_cli("linearise --L 5 --H 2 --mc 500 --approach-mc 500 --dt 1 --T-max 10 "
+  const auto one = run_cli("linearise --mc-method sobol --L 5 --H 2 --mc 500 --approach-mc 500 --dt 1 --T-max 10 "
                            "--newton-iterations 0 --along 10 --along-every 10");
   ASSERT_EQ(one.status, 0) << one.err;
   EXPECT_FALSE(nlohmann::json::parse(one.out).contains("along_over_seeds")) << "one seed has no spread";
@@ -90,7 +90,7 @@ TEST(LineariseCli, GrowthRateOverSeedsIsTheSeedsMeanAndSpread) {
 // t = 20 bring two of these four sample sets below the residual 1e-10 and leave two above it.
 TEST(LineariseCli, LambdaPlusOverSeedsLeavesOutUnconvergedSeeds) {
   using headspec::testing::run_cli;
-  const auto r = run_cli("linearise --L 5 --H 2 --mc 1000 --approach-mc 500 --dt 1 --T-max 20 "
+  const auto r = run_cli("linearise --mc-method sobol --L 5 --H 2 --mc 1000 --approach-mc 500 --dt 1 --T-max 20 "
                          "--newton-iterations 7 --mc-seeds 4");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -109,7 +109,7 @@ TEST(LineariseCli, LambdaPlusOverSeedsLeavesOutUnconvergedSeeds) {
   for (double v : used) mean += v / used.size();
   EXPECT_NEAR(summary["mean"].get<double>(), mean, 1e-15);
   EXPECT_NE(r.err.find("seeds left out"), std::string::npos) << r.err;
-  const auto none = run_cli("linearise --L 5 --H 2 --mc 1000 --approach-mc 500 --dt 1 --T-max 20 "
+  const auto none = run_cli("linearise --mc-method sobol --L 5 --H 2 --mc 1000 --approach-mc 500 --dt 1 --T-max 20 "
                             "--newton-iterations 0 --mc-seeds 2");
   ASSERT_EQ(none.status, 0) << none.err;
   const auto all = nlohmann::json::parse(none.out)["lambda_plus_over_seeds"];
@@ -134,20 +134,20 @@ TEST(LineariseCli, MirrorSymmetricMixturesAreLinearised) {
   const std::string second = write("second.txt", "0.5 1 1\n0.5 1 -1\n");
   const std::string none = write("none.txt", "0.5 1 1\n0.5 2 1\n");
   const std::string flags = " --L 4 --H 2 --mc 500 --approach-mc 500 --dt 1 --T-max 20 --newton-iterations 0";
-  auto r = run_cli("linearise --prior mixture:" + both + flags);
+  auto r = run_cli("linearise --mc-method sobol --prior mixture:" + both + flags);
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["group_size"], 8);
   EXPECT_TRUE(std::isfinite(j["spread_mode"]["lambda_plus"].get<double>()));
   for (const auto& row : j["approach"])
     for (const char* m : {"M_1_1", "M_1_2", "M_2_1", "M_2_2"}) EXPECT_EQ(row[m].get<double>(), 0.0) << m;
-  r = run_cli("linearise --prior mixture:" + second + flags + " --direction 1");
+  r = run_cli("linearise --mc-method sobol --prior mixture:" + second + flags + " --direction 1");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--direction: 1 is not a symmetric direction of the prior (this prior's: 2)"),
             std::string::npos)
       << r.err;
-  EXPECT_EQ(run_cli("linearise --prior mixture:" + second + flags).status, 0);
-  r = run_cli("linearise --prior mixture:" + none + flags);
+  EXPECT_EQ(run_cli("linearise --mc-method sobol --prior mixture:" + second + flags).status, 0);
+  r = run_cli("linearise --mc-method sobol --prior mixture:" + none + flags);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--prior"), std::string::npos) << r.err;
   std::filesystem::remove_all(dir);

@@ -29,8 +29,8 @@ std::vector<EngineRun> engine_runs() {
   return {{"dense", "simulate --engine dense --D 300 --L 4 --T 8 --record-every 1 --test-samples 300"},
           {"gram", "simulate --engine gram --D 300 --L 4 --T 8 --record-every 1 --test-samples 300"},
           {"gram batch", "simulate --engine gram --D 300 --L 4 --batch 2 --T 8 --record-every 1 --test-samples 300"},
-          {"theory", "theory --L 4 --mc 2000 --dt 0.25 --T 8 --record-every 1 --init-D 300"},
-          {"sde", "theory --sde --init-D 300 --L 4 --mc 2000 --integrator heun --dt 0.25 --T 8 --record-every 1"}};
+          {"theory", "theory --mc-method sobol --L 4 --mc 2000 --dt 0.25 --T 8 --record-every 1 --init-D 300"},
+          {"sde", "theory --mc-method sobol --sde --init-D 300 --L 4 --mc 2000 --integrator heun --dt 0.25 --T 8 --record-every 1"}};
 }
 
 std::string csv_of(const std::string& args, const fs::path& out) {
@@ -123,9 +123,9 @@ TEST(LrScheduleCli, BadSchedulesAreRefusedBeforeAnythingIsWritten) {
   std::ofstream(dir / "bad.txt") << "0 1\n0 2\n";
   const std::vector<std::string> commands = {"simulate --engine dense --D 100 --T 1",
                                              "simulate --engine gram --D 100 --T 1",
-                                             "theory --T 1 --mc 1000",
-                                             "theory --sde --T 1 --mc 1000",
-                                             "sweep --engine theory --grid L=3,4 --T 1 --mc 1000",
+                                             "theory --mc-method sobol --T 1 --mc 1000",
+                                             "theory --mc-method sobol --sde --T 1 --mc 1000",
+                                             "sweep --engine theory --mc-method sobol --grid L=3,4 --T 1 --mc 1000",
                                              "sweep --engine gram --grid L=3,4 --T 1 --D 100"};
   const std::vector<std::string> schedules = {"''",
                                               "linear:3",
@@ -148,18 +148,18 @@ TEST(LrScheduleCli, BadSchedulesAreRefusedBeforeAnythingIsWritten) {
     }
   // In a sweep's grid, the bad value is named with its point.
   const auto grid =
-      run_cli("sweep --engine theory --grid 'lr-schedule=inverse:10|power:3' --T 1 --mc 1000 --out " + out.string());
+      run_cli("sweep --engine theory --mc-method sobol --grid 'lr-schedule=inverse:10|power:3' --T 1 --mc 1000 --out " + out.string());
   EXPECT_EQ(grid.status, 2) << grid.err;
   EXPECT_NE(grid.err.find("lr-schedule"), std::string::npos) << grid.err;
   EXPECT_FALSE(fs::exists(out));
   // --flow refuses a schedule and the stochastic theory; linearise refuses a schedule.
   for (const auto& [args, flag] :
-       {std::pair{std::string("theory --flow --lr-schedule inverse:5 --T 1 --mc 1000"), "--flow"},
-        std::pair{std::string("theory --flow --sde --T 1 --mc 1000"), "--flow"},
-        std::pair{std::string("sweep --engine theory --flow --grid 'lr-schedule=constant|inverse:5' --T 1 --mc 1000"),
+       {std::pair{std::string("theory --mc-method sobol --flow --lr-schedule inverse:5 --T 1 --mc 1000"), "--flow"},
+        std::pair{std::string("theory --mc-method sobol --flow --sde --T 1 --mc 1000"), "--flow"},
+        std::pair{std::string("sweep --engine theory --mc-method sobol --flow --grid 'lr-schedule=constant|inverse:5' --T 1 --mc 1000"),
                   "--flow"},
         std::pair{std::string("sweep --engine gram --flow --grid L=3,4 --T 1 --D 100"), "--flow"},
-        std::pair{std::string("linearise --lr-schedule inverse:5 --mc 1000"), "--lr-schedule"}}) {
+        std::pair{std::string("linearise --mc-method sobol --lr-schedule inverse:5 --mc 1000"), "--lr-schedule"}}) {
     SCOPED_TRACE(args);
     const auto r = run_cli(args + " --out " + out.string());
     EXPECT_EQ(r.status, 2) << r.err;
@@ -175,7 +175,7 @@ TEST(LrScheduleCli, BadSchedulesAreRefusedBeforeAnythingIsWritten) {
 // is η times the drift per unit τ), so the gap shrinks tenfold from η = 10^-2 to 10^-3.
 TEST(LrScheduleCli, GradientFlowIsTheLimitOfSmallSteps) {
   const auto dir = fresh_dir("lr_flow");
-  const std::string base = "theory --L 4 --mc 3000 --init-D 400";
+  const std::string base = "theory --mc-method sobol --L 4 --mc 3000 --init-D 400";
   const auto flow =
       parse(csv_of(base + " --flow --lr 1 --readout-lr 0.5 --T 12 --dt 0.2 --record-every 2", dir / "flow.csv"));
   auto gap = [&](const std::string& scaled) {

@@ -135,7 +135,7 @@ TEST(SweepCli, SameRowsWithOneAndTwoThreadsAndWithTheGridReversed) {
 }
 
 TEST(SweepCli, TheoryEngineIsThreadIndependent) {
-  const std::string cmd = "sweep --engine theory --grid 'activation=softmax,softmax1' --mc 300 --dt 0.25 --T 1 "
+  const std::string cmd = "sweep --engine theory --mc-method sobol --grid 'activation=softmax,softmax1' --mc 300 --dt 0.25 --T 1 "
                           "--init-D 500 --runs 2 --L 4";
   const auto one = run_cli(cmd, "OMP_NUM_THREADS=1"), two = run_cli(cmd, "OMP_NUM_THREADS=2");
   ASSERT_EQ(one.status, 0) << one.err;
@@ -224,7 +224,7 @@ TEST(SweepCli, BadGridExitsTwoAndWritesNothing) {
     EXPECT_FALSE(std::filesystem::exists(out));
     EXPECT_FALSE(std::filesystem::exists(sum));
   }
-  EXPECT_EQ(run_cli("sweep --engine theory --grid 'D=100' --T 1").status, 2);
+  EXPECT_EQ(run_cli("sweep --engine theory --mc-method sobol --grid 'D=100' --T 1").status, 2);
   EXPECT_EQ(run_cli("sweep --engine sde --grid 'H=2' --integrator dopri5 --T 1").status, 2);
   EXPECT_EQ(run_cli("sweep --engine sde --grid 'D=2' --T 1").status, 2);  // below F + 1 + H
   EXPECT_EQ(run_cli("sweep --engine warp --grid 'H=2' --T 1").status, 2);

@@ -15,7 +15,7 @@ TEST(SweepCli, TheoryStopRulesInTheSummaryAsInTheory) {
   const auto dir = fresh_dir("sweep_settled");
   const auto out = dir / "rows.csv", sum = dir / "summary.csv";
   const std::string rule = "--until-error-settled 2e-3 --error-window 40 ";
-  const auto r = run_cli("sweep --engine theory --grid 'H=1,2' --prior gauss --nu 4,4 --L 4 --lr 1 --mc 300 --dt 0.5 "
+  const auto r = run_cli("sweep --engine theory --mc-method sobol --grid 'H=1,2' --prior gauss --nu 4,4 --L 4 --lr 1 --mc 300 --dt 0.5 "
                          "--record-every 2 --init-D 200 --T 400 " + rule + "--out " + out.string() + " --summary " +
                          sum.string());
   ASSERT_EQ(r.status, 0) << r.err;
@@ -26,7 +26,7 @@ TEST(SweepCli, TheoryStopRulesInTheSummaryAsInTheory) {
   // Each point as `headspec theory` runs it alone: the same stop, at the same time.
   for (std::size_t p = 0; p < 2; ++p) {
     const int H = static_cast<int>(s.values[p][s.column("H")]);
-    const auto th = run_cli("theory --prior gauss --nu 4,4 --L 4 --H " + std::to_string(H) +
+    const auto th = run_cli("theory --mc-method sobol --prior gauss --nu 4,4 --L 4 --H " + std::to_string(H) +
                             " --lr 1 --mc 300 --dt 0.5 --record-every 2 --init-D 200 --T 400 " + rule +
                             "--out " + (dir / "th.csv").string());
     ASSERT_EQ(th.status, 0) << th.err;
@@ -37,7 +37,7 @@ TEST(SweepCli, TheoryStopRulesInTheSummaryAsInTheory) {
     EXPECT_EQ(s.values[p][s.column("t")], run["converged_at"].get<double>());
   }
   // Not fired by T: 0 and an empty time.
-  const auto late = run_cli("sweep --engine theory --grid 'H=2' --prior gauss --nu 4,4 --L 4 --mc 300 --dt 0.5 "
+  const auto late = run_cli("sweep --engine theory --mc-method sobol --grid 'H=2' --prior gauss --nu 4,4 --L 4 --mc 300 --dt 0.5 "
                             "--record-every 2 --init-D 200 --T 20 --until-error-settled 1e-9 --error-window 8 --summary " +
                             sum.string());
   ASSERT_EQ(late.status, 0) << late.err;

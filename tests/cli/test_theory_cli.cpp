@@ -42,9 +42,9 @@ TEST(TheoryCli, StartsFromTheDenseInitialStateWithTheSameColumns) {
   // One thread: steps at D = 500 are too short to share.
   const auto sim = run_cli("simulate --engine dense --D 500 --test-samples 10 " + common, "OMP_NUM_THREADS=1");
   ASSERT_EQ(sim.status, 0) << sim.err;
-  const auto th = run_cli("theory --init-D 500 --mc 500 --dt 0.1 " + common);
+  const auto th = run_cli("theory --mc-method sobol --init-D 500 --mc 500 --dt 0.1 " + common);
   ASSERT_EQ(th.status, 0) << th.err;
-  const auto keep = run_cli("theory --init-D 500 --mc 500 --dt 0.1 --keep-R " + common);
+  const auto keep = run_cli("theory --mc-method sobol --init-D 500 --mc 500 --dt 0.1 --keep-R " + common);
   ASSERT_EQ(keep.status, 0) << keep.err;
   const auto s = rows_of(sim.out), t = rows_of(th.out), k = rows_of(keep.out);
   // The same columns; the simulation's CSV ends with the standard error of its estimated loss.
@@ -73,7 +73,7 @@ TEST(TheoryCli, SidecarConvergenceAndBadInput) {
   using headspec::testing::run_cli;
   const auto dir = headspec::testing::fresh_dir("theory_cli");
   const std::string out = (dir / "th.csv").string();
-  const auto r = run_cli("theory --L 4 --H 1 --nu 4 --prior spike --mc 300 --dt 0.5 --T 1000 --record-every 10 "
+  const auto r = run_cli("theory --mc-method sobol --L 4 --H 1 --nu 4 --prior spike --mc 300 --dt 0.5 --T 1000 --record-every 10 "
                          "--until-converged 2e-2 --init-D 200 --out " + out);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto meta = nlohmann::json::parse(headspec::testing::read_file(out + ".json"));
@@ -88,7 +88,7 @@ TEST(TheoryCli, SidecarConvergenceAndBadInput) {
   for (const char* bad : {"--mc-resample --integrator rk4", "--dt 0.3", "--mc 1", "--integrator foo", "--init-D 3",
                           "--until-converged -1", "--runs 0"}) {
     const std::string path = (dir / "bad.csv").string();
-    const auto b = run_cli(std::string("theory --T 1 ") + bad + " --out " + path);
+    const auto b = run_cli(std::string("theory --mc-method sobol --T 1 ") + bad + " --out " + path);
     EXPECT_EQ(b.status, 2) << bad;
     EXPECT_FALSE(std::filesystem::exists(path)) << bad;
     EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << b.err;
@@ -96,7 +96,7 @@ TEST(TheoryCli, SidecarConvergenceAndBadInput) {
 }
 
 TEST(TheoryCli, DivergenceKeepsRowsAndSuggestsSmallerLr) {
-  const auto r = headspec::testing::run_cli("theory --L 4 --mc 500 --lr 2000 --dt 0.5 --T 50 --record-every 0.5 --init-D 200");
+  const auto r = headspec::testing::run_cli("theory --mc-method sobol --L 4 --mc 500 --lr 2000 --dt 0.5 --T 50 --record-every 0.5 --init-D 200");
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_NE(r.err.find("--lr"), std::string::npos) << r.err;
   EXPECT_GE(rows_of(r.out).size(), 2u);
@@ -122,7 +122,7 @@ bool settled_at(const Rows& rows, std::size_t last, std::size_t m, double tol) {
 // Fig. 4's setting made small: gauss prior, η = 1, where the η² term keeps Q growing after
 // the error has settled (docs/results.md, Fig. 4).
 const std::string kSettling =
-    "theory --prior gauss --nu 4,4 --L 4 --H 2 --lr 1 --mc 300 --dt 0.5 --record-every 2 --init-D 200 ";
+    "theory --mc-method sobol --prior gauss --nu 4,4 --L 4 --H 2 --lr 1 --mc 300 --dt 0.5 --record-every 2 --init-D 200 ";
 
 }  // namespace
 
@@ -181,12 +181,12 @@ TEST(TheoryCli, BadErrorSettledValuesExitTwoAndWriteNothing) {
       {"--until-error-settled 1e-3 --error-window 0", "--error-window"},
       {"--error-window -4", "--error-window"}};
   for (const auto& [bad, flag] : cases) {
-    const auto b = run_cli("theory --T 10 --record-every 4 " + bad + " --out " + path);
+    const auto b = run_cli("theory --mc-method sobol --T 10 --record-every 4 " + bad + " --out " + path);
     EXPECT_EQ(b.status, 2) << bad << ": " << b.err;
     EXPECT_FALSE(std::filesystem::exists(path)) << bad;
     EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << b.err;
     EXPECT_NE(b.err.find(flag), std::string::npos) << bad << ": " << b.err;
   }
-  EXPECT_EQ(run_cli("theory --T 10 --record-every 4 --until-error-settled 1e-3 --error-window 16 --mc 50 --dt 1 "
+  EXPECT_EQ(run_cli("theory --mc-method sobol --T 10 --record-every 4 --until-error-settled 1e-3 --error-window 16 --mc 50 --dt 1 "
                     "--init-D 50 --out " + path).status, 0);
 }

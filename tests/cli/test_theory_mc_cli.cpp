@@ -1,6 +1,7 @@
 // `headspec theory` with the Monte Carlo methods (docs/model.md §6, docs/cli.md): --mc-seed
-// fixes the samples whatever --seed, --mc-error adds the randomisations' standard errors, and
-// the refusals name their flag with exit status 2.
+// fixes the samples whatever --seed, --mc-error adds the randomisations' standard errors (or
+// laplace's difference from a coarser rule), the default auto takes laplace where it applies
+// and sobol otherwise, and the refusals name their flag with exit status 2.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,7 +14,8 @@ using namespace headspec::testing;
 
 namespace {
 
-const std::string kRun = "theory --mc 2048 --dt 0.4 --T 8 --record-every 4 --init-engine gram --init-D 1000 ";
+const std::string kRun =
+    "theory --mc-method sobol --mc 2048 --dt 0.4 --T 8 --record-every 4 --init-engine gram --init-D 1000 ";
 
 }  // namespace
 
@@ -59,6 +61,47 @@ TEST(TheoryMcCli, McErrorAddsStandardErrorColumns) {
   EXPECT_EQ(plain_run.values.back()[plain_run.column("M_1_2")], rows.values.back()[rows.column("M_1_2")]);
 }
 
+// The default, auto, is laplace for the Fig. 1 model and one softmax-1 head, sobol for sigmoid,
+// H = 3, the sampled value channel and the stochastic theory; the sidecar says which.
+TEST(TheoryMcCli, AutoTakesLaplaceWhereItAppliesAndSaysSo) {
+  const std::string run = "theory --dt 0.4 --T 1.6 --record-every 0.8 --init-engine gram --init-D 1000 ";
+  const auto dir = fresh_dir("mc_auto");
+  struct Case {
+    std::string args, used;
+  };
+  for (const Case& c : {Case{"", "laplace"}, Case{"--activation softmax1 --H 1", "laplace"},
+                        Case{"--activation sigmoid", "sobol"}, Case{"--H 3", "sobol"}, Case{"--keep-R", "sobol"},
+                        Case{"--sde --integrator heun", "sobol"}}) {
+    const auto out = dir / "t.csv";
+    const auto r = run_cli(run + c.args + " --out " + out.string());
+    ASSERT_EQ(r.status, 0) << c.args << r.err;
+    const auto meta = nlohmann::json::parse(read_file(out.string() + ".json"));
+    EXPECT_EQ(meta["theory"]["mc_method"], "auto") << c.args;
+    EXPECT_EQ(meta["theory"]["mc_method_used"], c.used) << c.args;
+    // The same numbers as the method named.
+    const Rows named = parse(run_cli(run + c.args + " --mc-method " + c.used).out);
+    const Rows rows = parse(read_file(out));
+    EXPECT_EQ(rows.values.back(), named.values.back()) << c.args;
+  }
+}
+
+// laplace's --mc-error: the difference from the run with the coarser rule, small and
+// positive once the state has moved, 0 at t = 0 (the same initial state); the main columns
+// are those of the run without it.
+TEST(TheoryMcCli, LaplaceMcErrorIsTheCoarserRulesDifference) {
+  const std::string run = "theory --mc-method laplace --dt 0.4 --T 8 --record-every 4 --init-engine gram --init-D 1000";
+  const auto r = run_cli(run + " --mc-error");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Rows rows = parse(r.out), without = parse(run_cli(run).out);
+  for (const std::string name : {"loss", "M_1_1", "M_2_2", "Q_1_2", "c_1"}) {
+    const std::size_t c = rows.column(name + "_se");
+    if (name != "loss") EXPECT_EQ(rows.values.front()[c], 0.0) << name;
+    EXPECT_GT(rows.values.back()[c], 0.0) << name;
+    EXPECT_LT(rows.values.back()[c], 1e-5) << name;
+    EXPECT_EQ(rows.values.back()[rows.column(name)], without.values.back()[without.column(name)]) << name;
+  }
+}
+
 TEST(TheoryMcCli, RefusalsNameTheFlag) {
   struct Case {
     std::string args, flag;
@@ -81,8 +124,8 @@ TEST(TheoryMcCli, RefusalsNameTheFlag) {
 // being NaN.
 TEST(TheoryMcCli, McErrorRowsStayWholeWhereARandomisationStoppedEarlier) {
   const auto r = run_cli(
-      "theory --mc 1024 --dt 0.4 --T 200 --record-every 2 --until-converged 0.02 --init-engine gram --init-D 1000 "
-      "--mc-error");
+      "theory --mc-method sobol --mc 1024 --dt 0.4 --T 200 --record-every 2 --until-converged 0.02 --init-engine gram "
+      "--init-D 1000 --mc-error");
   ASSERT_EQ(r.status, 0) << r.err;
   const Rows rows = parse(r.out);
   const std::size_t se = rows.column("M_1_2_se");

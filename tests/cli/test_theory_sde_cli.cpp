@@ -17,7 +17,7 @@ using namespace headspec::testing;
 
 namespace {
 
-const std::string kSde = "theory --sde --L 5 --mc 1024 --integrator heun --dt 0.5 --init-engine gram ";
+const std::string kSde = "theory --mc-method sobol --sde --L 5 --mc 1024 --integrator heun --dt 0.5 --init-engine gram ";
 
 // Each command is refused with exit status 2 and one line naming `flag`, and writes nothing.
 void expect_refused(const std::vector<std::string>& commands, const std::string& flag,
@@ -66,7 +66,7 @@ TEST(TheorySdeCli, RefusalsNameTheirFlagAndWriteNothing) {
       {"--integrator heun --sde-mc -5", "--sde-mc"},
   };
   for (const auto& [flags, flag] : cases) {
-    const auto r = run_cli("theory --sde --L 5 --mc 1024 --dt 0.5 --T 2 --record-every 1 " + flags + " --out " +
+    const auto r = run_cli("theory --mc-method sobol --sde --L 5 --mc 1024 --dt 0.5 --T 2 --record-every 1 " + flags + " --out " +
                            out.string());
     EXPECT_EQ(r.status, 2) << flags;
     EXPECT_NE(r.err.find(flag), std::string::npos) << flags << ": " << r.err;
@@ -88,7 +88,7 @@ TEST(TheorySdeCli, SweepEngineSdeRunsEachPointAtItsD) {
   EXPECT_NO_THROW(s.column("tau_tilde_2"));
   // The point at D = 100 has 10 times the noise variance of D = 1000: its runs differ more
   // from the ODE's, which both points share (the same seeds, initial states drawn at each D).
-  const auto theory = run_cli("theory --L 5 --mc 1024 --integrator heun --dt 0.5 --T 4 --record-every 2 --runs 2 "
+  const auto theory = run_cli("theory --mc-method sobol --L 5 --mc 1024 --integrator heun --dt 0.5 --T 4 --record-every 2 --runs 2 "
                               "--init-engine gram --init-D 100");
   const auto sde = run_cli(kSde + "--init-D 100 --T 4 --record-every 2 --runs 2");
   ASSERT_EQ(theory.status, 0);
@@ -105,7 +105,7 @@ TEST(TheorySdeCli, SweepKeepsRAsTheoryDoes) {
   const std::string flags = " --L 5 --mc 1024 --integrator heun --dt 0.5 --T 4 --init-engine gram --record-every 2 --runs 2";
   const auto r = run_cli("sweep --engine sde --keep-R --grid D=100" + flags + " --out " + out.string());
   ASSERT_EQ(r.status, 0) << r.err;
-  const auto theory = run_cli("theory --sde --keep-R --init-D 100" + flags);
+  const auto theory = run_cli("theory --mc-method sobol --sde --keep-R --init-D 100" + flags);
   ASSERT_EQ(theory.status, 0) << theory.err;
   const Rows sw = parse(read_file(out)), th = parse(theory.out);
   ASSERT_EQ(sw.values.size(), th.values.size());
@@ -152,8 +152,8 @@ TEST(TheorySdeCli, SdeMcSetsTheSamplesOfSigma) {
   const Rows sw = parse(read_file(dir / "s.csv"));
   EXPECT_EQ(sw.values[1][sw.column("M_1_2")], m12b) << "sweep --sde-mc runs what theory --sde-mc runs";
   EXPECT_EQ(nlohmann::json::parse(read_file(dir / "s.csv.json"))["theory"]["sde_mc"], 256);
-  expect_refused({"theory --L 5 --mc 1024 --T 2 --sde-mc 256",
-                  "sweep --engine theory --grid H=2 --mc 512 --T 1 --sde-mc 256",
+  expect_refused({"theory --mc-method sobol --L 5 --mc 1024 --T 2 --sde-mc 256",
+                  "sweep --engine theory --mc-method sobol --grid H=2 --mc 512 --T 1 --sde-mc 256",
                   "sweep --engine gram --grid H=2 --T 1 --sde-mc 256"},
                  "--sde-mc", dir / "x.csv");
   std::filesystem::remove_all(dir);
@@ -168,10 +168,10 @@ TEST(TheorySdeCli, SdeReferenceMcMakesTheDriftTheReferences) {
   const auto dir = fresh_dir("sde_reference");
   const std::string model = "--L 5 --integrator heun --dt 0.5 --init-engine gram --init-D 1000000000000 --T 20 "
                             "--record-every 10 ";
-  const auto ode = run_cli("theory --mc 8192 " + model);
-  const auto corrected = run_cli("theory --sde --mc 1024 --sde-reference-mc 8192 " + model + "--out " +
+  const auto ode = run_cli("theory --mc-method sobol --mc 8192 " + model);
+  const auto corrected = run_cli("theory --mc-method sobol --sde --mc 1024 --sde-reference-mc 8192 " + model + "--out " +
                                  (dir / "t.csv").string());
-  const auto uncorrected = run_cli("theory --sde --mc 1024 " + model);
+  const auto uncorrected = run_cli("theory --mc-method sobol --sde --mc 1024 " + model);
   ASSERT_EQ(ode.status, 0) << ode.err;
   ASSERT_EQ(corrected.status, 0) << corrected.err;
   ASSERT_EQ(uncorrected.status, 0) << uncorrected.err;
@@ -195,8 +195,8 @@ TEST(TheorySdeCli, SdeReferenceMcMakesTheDriftTheReferences) {
   const Rows s = parse(read_file(dir / "s1.csv"));
   EXPECT_EQ(s.values[2][s.column("M_1_1")], c.values[2][c.column("M_1_1")]) << "sweep runs what theory runs";
   EXPECT_EQ(nlohmann::json::parse(read_file(dir / "s1.csv.json"))["theory"]["sde_reference_mc"], 8192);
-  expect_refused({"theory --L 5 --mc 1024 --T 2 --sde-reference-mc 8192",
-                  "theory --sde --L 5 --mc 1024 --dt 0.5 --T 2 --sde-reference-mc 1",
+  expect_refused({"theory --mc-method sobol --L 5 --mc 1024 --T 2 --sde-reference-mc 8192",
+                  "theory --mc-method sobol --sde --L 5 --mc 1024 --dt 0.5 --T 2 --sde-reference-mc 1",
                   "theory --sde --L 5 --mc 1024 --dt 0.5 --T 2 --mc-method plain --sde-reference-mc 4096",
                   "sweep --engine gram --grid H=2 --T 1 --sde-reference-mc 4096"},
                  "--sde-reference-mc", dir / "x.csv");

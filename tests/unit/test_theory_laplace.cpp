@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -100,7 +101,9 @@ TEST(TheoryLaplace, HeadSwapSwapsTheRightHandSideExactly) {
     for (int h = 0; h < 2; ++h) {
       for (int f = 0; f < m.F(); ++f) EXPECT_EQ(moved.rate[lay.m_index(h, f)], base.rate[lay.m_index(swap[h], f)]);
       for (int g = 0; g < 2; ++g) EXPECT_EQ(moved.rate[lay.q_index(h, g)], base.rate[lay.q_index(swap[h], swap[g])]);
-      if (lay.learned_readout()) EXPECT_EQ(moved.rate[lay.c_index(h)], base.rate[lay.c_index(swap[h])]);
+      if (lay.learned_readout()) {
+        EXPECT_EQ(moved.rate[lay.c_index(h)], base.rate[lay.c_index(swap[h])]);
+      }
     }
     EXPECT_EQ(moved.error, base.error) << name;
   }
@@ -138,6 +141,56 @@ TEST(TheoryLaplace, DefaultRuleIsConverged) {
     for (std::size_t i = 0; i < a.rate.size(); ++i) EXPECT_NEAR(a.rate[i], b.rate[i], 1e-7) << name << " entry " << i;
     EXPECT_NEAR(a.error, b.error, 1e-7) << name;
   }
+}
+
+// --mc-error's estimate: the coarser rule's difference from the default is at least the
+// default's own difference from a finer rule (32 nodes, step 0.35), for every rate and ε at the
+// generic state of each model, so the reported error does not understate the rule's error.
+TEST(TheoryLaplace, CoarserRuleBoundsTheRulesError) {
+  for (const auto& [name, m] : models()) {
+    const OrderParameters op = generic_state(m, false);
+    TheoryOptions fine = laplace_options();
+    fine.quadrature_nodes = 32;
+    fine.quadrature_step = 0.35;
+    TheoryEvaluation rule, coarse, finer;
+    TheoryEngine(m, laplace_options()).evaluate(op, 0, rule);
+    TheoryEngine(m, coarser_rule(laplace_options())).evaluate(op, 0, coarse);
+    TheoryEngine(m, fine).evaluate(op, 0, finer);
+    double estimate = std::abs(rule.error - coarse.error), error = std::abs(rule.error - finer.error);
+    for (std::size_t i = 0; i < rule.rate.size(); ++i) {
+      estimate = std::max(estimate, std::abs(rule.rate[i] - coarse.rate[i]));
+      error = std::max(error, std::abs(rule.rate[i] - finer.rate[i]));
+    }
+    EXPECT_GE(estimate, error) << name;
+    EXPECT_LT(estimate, 1e-4) << name;  // and still small: a coarser rule, not a different one
+  }
+}
+
+// auto: laplace where its conditions hold, sobol otherwise; a named method stays itself.
+TEST(TheoryLaplace, AutoResolvesToLaplaceWhereItApplies) {
+  TheoryOptions automatic;
+  automatic.method = SamplingMethod::Auto;
+  EXPECT_EQ(resolved_method(ModelSpec{}, automatic), SamplingMethod::Laplace);
+  ModelSpec one_head;
+  one_head.H = 1;
+  one_head.activation = Activation::Softmax1;
+  EXPECT_EQ(resolved_method(one_head, automatic), SamplingMethod::Laplace);
+  ModelSpec sigmoid, three;
+  sigmoid.activation = Activation::Sigmoid;
+  three.H = 3;
+  EXPECT_EQ(resolved_method(sigmoid, automatic), SamplingMethod::Sobol);
+  EXPECT_EQ(resolved_method(three, automatic), SamplingMethod::Sobol);
+  TheoryOptions sampled = automatic, fresh = automatic;
+  sampled.channel = ValueChannel::Sampled;
+  fresh.mode = MonteCarloMode::Resample;
+  EXPECT_EQ(resolved_method(ModelSpec{}, sampled), SamplingMethod::Sobol);
+  EXPECT_EQ(resolved_method(ModelSpec{}, fresh), SamplingMethod::Sobol);
+  for (SamplingMethod named : {SamplingMethod::Plain, SamplingMethod::Symmetric, SamplingMethod::Sobol}) {
+    TheoryOptions o;
+    o.method = named;
+    EXPECT_EQ(resolved_method(ModelSpec{}, o), named);
+  }
+  EXPECT_EQ(TheoryEngine(ModelSpec{}, automatic).options().method, SamplingMethod::Laplace);
 }
 
 TEST(TheoryLaplace, RefusesWhatItDoesNotCoverNamingTheFlag) {
