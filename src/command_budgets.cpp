@@ -51,8 +51,9 @@ TheoryOptions theory_options(int64_t mc, const std::string& method, bool resampl
 
 // The samples an evaluation uses: --mc itself for plain sampling, rounded up to whole
 // orbits of the symmetry group (and Sobol sets) otherwise.
-double samples_evaluated(const ModelSpec& m, int64_t mc, const std::string& method) {
-  return static_cast<double>(TheoryEngine::samples_used(m, theory_options(mc, method)));
+double samples_evaluated(const ModelSpec& m, int64_t mc, const std::string& method, bool resample = false,
+                         bool sampled = false) {
+  return static_cast<double>(TheoryEngine::samples_used(m, theory_options(mc, method, resample, sampled)));
 }
 
 // --mc-method as the runs take it: the stochastic theory's auto is sobol (stochastic_theory_method).
@@ -66,7 +67,7 @@ std::string method_of_runs(const std::string& method, bool sde) {
 double evaluation_work(const ModelSpec& m, int64_t mc, const std::string& method, bool resample = false,
                        bool sampled = false) {
   if (resolved_method(m, theory_options(mc, method, resample, sampled)) == SamplingMethod::Laplace) return 1e6;
-  return samples_evaluated(m, mc, method);
+  return samples_evaluated(m, mc, method, resample, sampled);
 }
 
 }  // namespace
@@ -90,7 +91,7 @@ RunBudget theory_budget(const TheorySettings& o, const ModelSpec& model) {
   double bytes = TheoryEngine::stored_bytes(model, theory_options(o.mc, method, o.mc_resample, o.keep_R));
   if (o.sde) {
     // laplace's drift has no samples: Σ then takes --mc of them (TheoryRuns).
-    const double drift_samples = samples_evaluated(model, o.mc, method);
+    const double drift_samples = samples_evaluated(model, o.mc, method, o.mc_resample, o.keep_R);
     const double N = drift_samples > 0 ? drift_samples : static_cast<double>(o.mc);
     const double n = StateLayout(model.H, model.F(), model.readout == Readout::Learned).size();
     bytes += TheoryEngine::stored_bytes(model, theory_options(static_cast<int64_t>(N), "plain", false, true));

@@ -40,6 +40,8 @@ TEST(CheckOnly, ValidCommandsReturnZeroWithoutRunningOrWriting) {
   // laplace (the default here) has no samples; its work is counted as 10^6 samples per evaluation.
   EXPECT_EQ(check_only("theory --T 100000 --dt 0.001 --out " + out), 2);
   EXPECT_EQ(check_only("theory --T 100000 --dt 0.001 --out " + out + unlimited), 0);
+  // auto with fresh samples is sobol: its 10^8 samples per evaluation count, not laplace's none.
+  EXPECT_EQ(check_only("theory --mc-resample --mc 100000000 --T 1000 --dt 0.001 --out " + out), 2);
   EXPECT_EQ(check_only("bayes --samples 100000000000"), 0);
   EXPECT_EQ(check_only("sweep --engine gram --grid H=1:100 --D 1000000000 --T 1000 --runs 100 --out " + out +
                        " --summary " + (dir / "s.csv").string() + unlimited),
