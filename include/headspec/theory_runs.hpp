@@ -50,7 +50,7 @@ struct TheoryRunsSpec {
 EngineFactory initial_state_factory(const std::string& engine, const ModelSpec& model, int64_t D);
 
 /// --mc-method for the stochastic theory (docs/model.md §12): auto is sobol there, whose many
-/// runs would each take laplace's ≈ 12 ms per evaluation against ≈ 0.05 ms for sobol at
+/// runs would each take laplace's ≈ 8 ms per evaluation against ≈ 0.1 ms for sobol at
 /// N = 2048 (docs/theory.md §2); a method named stays itself.
 inline SamplingMethod stochastic_theory_method(SamplingMethod method) {
   return method == SamplingMethod::Auto ? SamplingMethod::Sobol : method;
