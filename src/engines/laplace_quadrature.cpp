@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <mutex>
 
 #include <stdexcept>
 
@@ -35,13 +36,23 @@ namespace {
 using Grid = LaplaceQuadrature::Grid;
 
 // Probabilists' Gauss–Hermite rule by Golub–Welsch: E f(ξ), ξ ~ N(0, 1), ≈ Σ_k w_k f(x_k), Σ w = 1.
-void gauss_hermite(int n, Eigen::VectorXd& x, Eigen::VectorXd& w) {
+// Kept per node count (an eigenproblem of that size at every evaluation otherwise).
+struct GaussHermite {
+  Eigen::VectorXd x, w;
+};
+
+const GaussHermite& gauss_hermite(int n) {
+  static std::mutex mutex;
+  static std::map<int, GaussHermite> rules;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto it = rules.find(n);
+  if (it != rules.end()) return it->second;
   Eigen::MatrixXd J = Eigen::MatrixXd::Zero(n, n);
   for (int k = 1; k < n; ++k) J(k, k - 1) = J(k - 1, k) = std::sqrt(static_cast<double>(k));
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(J);
-  x = es.eigenvalues();
-  w = es.eigenvectors().row(0).transpose().array().square();
-  w /= w.sum();
+  GaussHermite rule{es.eigenvalues(), es.eigenvectors().row(0).transpose().array().square()};
+  rule.w /= rule.w.sum();
+  return rules.emplace(n, std::move(rule)).first->second;
 }
 
 // The prior's atoms as images in groups of 2^k (RelevantImages), each orbit under the sign flips
@@ -222,8 +233,7 @@ namespace {
 // weight is below 10^-16 are left out (a quarter of them at 24 per dimension): every term is a
 // bounded ratio times a polynomial in s, so they could change it by about their weight.
 void product_rule(int H, int per_dimension, Eigen::MatrixXd& xi, Eigen::ArrayXd& weight) {
-  Eigen::VectorXd x, w;
-  gauss_hermite(per_dimension, x, w);
+  const Eigen::VectorXd &x = gauss_hermite(per_dimension).x, &w = gauss_hermite(per_dimension).w;
   std::vector<int> kept;
   const int n = H == 1 ? per_dimension : per_dimension * per_dimension;
   for (int i = 0; i < n; ++i)
@@ -332,9 +342,11 @@ Grid one_position(const PositionKind& kind, const Monomial& m, const Decay& W, i
 
 void LaplaceQuadrature::one_position_integrals(const Positions& p, const std::vector<Eigen::ArrayXd>& u,
                                                std::vector<Grid>& psi_b, std::vector<Grid>& psi_r) const {
-  const Decay Wb = decay(p.background, u, max_power_);
-  std::vector<Decay> Wr;
-  for (const PositionKind& k : p.relevant) Wr.push_back(decay(k, u, max_power_));
+  std::vector<Decay> Wr(p.relevant.size() + 1);  // the relevant kinds', then the background's
+  const int kinds = static_cast<int>(Wr.size());
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < kinds; ++i) Wr[i] = decay(i + 1 < kinds ? p.relevant[i] : p.background, u, max_power_);
+  const Decay& Wb = Wr.back();
   const int nm = static_cast<int>(monomials_.size());
   psi_b.assign(nm, Grid());
   psi_r.assign(nm, Grid());
