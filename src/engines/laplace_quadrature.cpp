@@ -233,7 +233,8 @@ namespace {
 // weight is below 10^-16 are left out (a quarter of them at 24 per dimension): every term is a
 // bounded ratio times a polynomial in s, so they could change it by about their weight.
 void product_rule(int H, int per_dimension, Eigen::MatrixXd& xi, Eigen::ArrayXd& weight) {
-  const Eigen::VectorXd &x = gauss_hermite(per_dimension).x, &w = gauss_hermite(per_dimension).w;
+  const GaussHermite& rule = gauss_hermite(per_dimension);
+  const Eigen::VectorXd &x = rule.x, &w = rule.w;
   std::vector<int> kept;
   const int n = H == 1 ? per_dimension : per_dimension * per_dimension;
   for (int i = 0; i < n; ++i)
