@@ -215,6 +215,37 @@ def replace_flag(args, flag, value):
     return args + [flag, value]
 
 
+def expectations_of(settings):
+    """How a theory or linearise command took its expectations (docs/model.md §6, docs/theory.md
+    §2), from the settings it records (a CSV sidecar's "theory", linearise's "settings"):
+    "laplace" (quadrature, no samples) or "<method> N = <samples>"."""
+    used = settings.get("mc_method_used", settings.get("mc_method", "plain"))
+    if used == "laplace":
+        return "laplace"
+    return f"{used} N = {settings.get('mc_samples_used') or settings.get('mc')}"
+
+
+def expectations_of_csv(path):
+    """expectations_of for the theory run that wrote the CSV at path (its sidecar PATH.json)."""
+    with open(str(path) + ".json") as f:
+        return expectations_of(json.load(f).get("theory", {}))
+
+
+def expectations_by_panel(panels):
+    """One text for a title from (panel name, expectations_of) pairs: the method if every panel
+    took the same, else each method with its panels, e.g. "laplace (H = 2); sobol N = 20480 (H = 4)".
+    Under the default method auto a figure's panels may differ (laplace for softmax and softmax-1
+    with H ≤ 2, sobol otherwise), so titles name the method per panel instead of one N."""
+    groups = {}
+    for name, label in panels:
+        names = groups.setdefault(label, [])
+        if name not in names:
+            names.append(name)
+    if len(groups) == 1:
+        return next(iter(groups))
+    return "; ".join(f"{label} ({', '.join(names)})" for label, names in groups.items())
+
+
 def with_size_overrides(sizes):
     """sizes with N ("mc") and the number of runs ("runs") replaced by HEADSPEC_FIGURE_MC and
     HEADSPEC_FIGURE_RUNS when set (the N-doubling checks of docs/results.md: run k keeps its

@@ -21,7 +21,7 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 
-from common import select_run
+from common import expectations_of_csv, select_run
 
 ACTIVATIONS = [("softmax", "softmax", "C0", "o"), ("softmax1", "softmax-1", "C1", "s"),
                ("bsoftmax", "Bayes-softmax", "C2", "^")]
@@ -61,6 +61,25 @@ def final_errors(table, sidecar, s):
         converged = bool(sidecar["runs_summary"][run]["converged"])
         out.append((run, float(r["t"][-1]), int(converged), float(r["loss"][-1]), float((last - first) / last)))
     return out
+
+
+def expectations_text(keys, commands):
+    """How the theory took its expectations, for the title: the (activation, H) that took laplace
+    (auto: softmax and softmax-1 with H ≤ 2) and the range of N of each sampling method (sobol rounds
+    N up to whole orbit sets, docs/model.md §6)."""
+    laplace, sampled = [], {}
+    for key, command in zip(keys, commands):
+        label = expectations_of_csv(command[command.index("--out") + 1])
+        if label == "laplace":
+            name = f"{key[4]} H = {key[3]}"
+            if name not in laplace:
+                laplace.append(name)
+        else:
+            method, n = label.split(" N = ")
+            sampled.setdefault(method, []).append(int(n))
+    parts = [f"laplace for {', '.join(laplace)}"] if laplace else []
+    parts += [f"{m} N = {min(n)}" + (f"–{max(n)}" if max(n) > min(n) else "") for m, n in sampled.items()]
+    return "; ".join(parts)
 
 
 def make(f):
@@ -126,9 +145,10 @@ def make(f):
             ax.set_ylabel(r"$\mathcal{E}^\infty_\sigma$ (error where it settled)")
             ax.legend(fontsize=7)
     step = f"η(t) = {f.lr_schedule}" if f.lr_schedule else "η = 1"
-    fig.suptitle(f"Fig. 4: final error per activation, gauss prior, L = 5, {step} (theory, --mc {s['mc']} "
-                 f"{'(plain)' if f.mc_method == 'plain' else '(rounded up to whole orbit sets)'}, "
-                 f"dt = {s['dt']}, stopped once settled to {s['tol']:g} over W = {s['window']:g}, T ≤ {s['T']}; "
+    f.parameters["expectations"] = expectations_text(keys, commands)
+    fig.suptitle(f"Fig. 4: final error per activation, gauss prior, L = 5, {step} (theory, --mc {s['mc']}: "
+                 f"{f.parameters['expectations']}; dt = {s['dt']},\nstopped once settled to {s['tol']:g} "
+                 f"over W = {s['window']:g}, T ≤ {s['T']}; "
                  f"mean ± s.d. over {s['runs']} runs, dots: runs)", fontsize=10)
     fig.tight_layout()
     f.save(fig)

@@ -9,7 +9,7 @@ SGD adds to it, for several Monte Carlo seeds; the band is the mean ± sd over t
 import matplotlib.pyplot as plt
 import numpy as np
 
-from common import read_csv
+from common import expectations_of, read_csv
 from fig6_prediction import predicted, seed_curves
 
 MODEL = ["--prior", "flip", "--nu", "2,2", "--L", 5, "--H", 2, "--activation", "softmax"]
@@ -56,6 +56,7 @@ def linearised(f, quick):
                          "--approach-mc", settings["approach_mc"], "--dt", 1, "--T-max", settings["T_max"],
                          "--along", settings["along"], "--along-every", settings["along_every"],
                          "--mc-seeds", settings["mc_seeds"], "--seed", 1)
+    settings["expectations"] = expectations_of(doc["settings"])
     curves = [c for j in [doc] + doc.get("other_seeds", []) for c in seed_curves(j, settings["mc"], 1.0)
               if c[0] == "+ finite-D noise"]
     return curves, settings, doc["lambda_plus_over_seeds"]
@@ -152,7 +153,7 @@ def make(f):
                  f"engine ({runs} runs per D, T={T}) and stochastic theory ({sde_runs} runs per D, N={mc} along the "
                  f"path of N°={reference_mc}, T={sde_T}); "
                  f"k/n: runs specialised by T (censored runs not in means and variances);\nred: the linearised ODE with the "
-                 f"finite-D noise, mean ± sd over {pred['seeds']} Monte Carlo seeds (N={settings['mc']}, a(t) computed "
-                 f"to t={settings['along']})", fontsize=8)
+                 f"finite-D noise, mean ± sd over {pred['seeds']} Monte Carlo seeds ({settings['expectations']}, "
+                 f"a(t) computed to t={settings['along']})", fontsize=8)
     fig.tight_layout()
     f.save(fig)

@@ -2,7 +2,7 @@
 L = 5, H = 2, flip ν = (2, 2), η = 1, D = 10^4."""
 import matplotlib.pyplot as plt
 
-from common import simulation_engine, simulation_test_samples
+from common import expectations_by_panel, expectations_of_csv, simulation_engine, simulation_test_samples
 import headspec.plot as hp
 from fig01 import line_error, sde_band
 
@@ -26,6 +26,7 @@ def rows(f, model, T_quick, T_full, title, full_line=None):
                     "dt": dt, "integrator": line["integrator"], "seed": 1,
                     "model": " ".join(model), "activations": [a for a, _ in ACTIVATIONS]}
     fig, axes = plt.subplots(len(ACTIVATIONS), 4, figsize=(16, 3.2 * len(ACTIVATIONS)))
+    methods = []
     for row, (act, label) in enumerate(ACTIVATIONS):
         m = model + ["--activation", act]
         sim = f.run("simulate", "--engine", engine, "--D", D, "--T", T, "--record-every", rec, "--test-samples", tests,
@@ -34,10 +35,12 @@ def rows(f, model, T_quick, T_full, title, full_line=None):
         theory = f.run("theory", "--init-engine", engine, "--init-D", D, "--mc", mc, "--dt", dt,
                        "--integrator", line["integrator"], "--T", T,
                        "--record-every", 2, *m, "--seed", 1, *line_error(f), "--out", f.path(f"_{act}_theory.csv"))
+        methods.append((label, expectations_of_csv(f.path(f"_{act}_theory.csv"))))
         sde = sde_band(f, engine, D, mc, T, 2, m, 1, suffix=f"_{act}")
         hp.theory_against_simulation(axes[row], theory, sim, title=f"{label}, D = {D} ({engine})", sde=sde,
                                      theory_error=sde is not None)
-    fig.suptitle(title + f"; theory N = {mc}, {line['integrator']} dt = {dt}", fontsize=10)
+    f.parameters["expectations"] = expectations_by_panel(methods)
+    fig.suptitle(title + f"; theory: {f.parameters['expectations']}; {line['integrator']} dt = {dt}", fontsize=10)
     fig.tight_layout()
     f.save(fig)
 

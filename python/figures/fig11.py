@@ -8,15 +8,16 @@ more than δ), blank where it did not happen by T."""
 import matplotlib.pyplot as plt
 import numpy as np
 
-from common import select_run, with_size_overrides
+from common import expectations_by_panel, expectations_of_csv, select_run, with_size_overrides
 
 DELTA = 0.2
 
 
 def base_sizes(quick):
-    # The default method (sobol, docs/model.md §6) is exactly symmetric: τ_2 comes from the initial
-    # spread and the growth rate, not from the samples; N = 16384 puts the growth rate within a few
-    # per cent (docs/theory.md §2).
+    # The default method (auto: laplace here, softmax with H = 2, docs/model.md §6) is exactly
+    # symmetric and has no sampling error: τ_2 comes from the initial spread and the growth rate,
+    # not from samples. N = 16384 is what sobol takes (--mc-method sobol): it puts the growth rate
+    # within a few per cent (docs/theory.md §2).
     if quick:
         return {"nu1": [1, 4], "nu2": [0.5, 2, 6], "runs": 1, "mc": 2048, "dt": 0.5, "T": 30, "rec": 3}
     return {"nu1": [0.5, 1, 2, 3, 4, 6, 8], "nu2": [0.5, 1, 2, 3, 4, 6, 8], "runs": 2, "mc": 16384, "dt": 0.4,
@@ -50,6 +51,9 @@ def make(f):
                              "--out", f.path(f"_nu{nu1:g}_{nu2:g}.csv")])
     tables = f.run_all(commands)
     rows = []
+    method = expectations_by_panel([(f"ν = ({nu1:g}, {nu2:g})", expectations_of_csv(c[c.index("--out") + 1]))
+                                    for (nu1, nu2), c in zip(keys, commands)])
+    f.parameters["expectations"] = method
     for (nu1, nu2), table in zip(keys, tables):
         for k in range(s["runs"]):
             r = select_run(table, k)
@@ -82,7 +86,7 @@ def make(f):
         ax.set_ylabel(r"$\nu_2$ (flipping direction)")
         ax.set_title(label, fontsize=9)
         fig.colorbar(im, ax=ax)
-    fig.suptitle(f"Fig. 11: softmax, H = 2, flip F = 2, L = 4, η = 1 (theory, N = {s['mc']}, dt = {s['dt']}, "
+    fig.suptitle(f"Fig. 11: softmax, H = 2, flip F = 2, L = 4, η = 1 (theory: {method}, dt = {s['dt']}, "
                  f"T = {s['T']}, {s['runs']} run(s) per point)", fontsize=10)
     fig.tight_layout()
     f.save(fig)

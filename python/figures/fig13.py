@@ -2,6 +2,7 @@
 top ν = (2, 2), bottom ν = (8, 2). M_hf against t (solid f = 1, dashed f = 2)."""
 import matplotlib.pyplot as plt
 
+from common import expectations_by_panel, expectations_of_csv
 import headspec.plot as hp
 import heads as hd
 
@@ -15,12 +16,16 @@ def make(f):
                     "activation": "softmax", "lr": 1, "readout": "learned", "mc": mc, "dt": dt, "T": T,
                     "record_every": rec, "seed": 1, "init": "dense, D = 10^4 (theory default)"}
     fig, axes = plt.subplots(len(NUS), len(HS), figsize=(4.5 * len(HS), 7))
+    methods = []
     for row, nu in enumerate(NUS):
         for col, H in enumerate(HS):
-            table = f.run(*hd.theory_args("gauss", nu, 4, H, "softmax", mc, dt, T, rec), "--out",
-                          f.path(f"_nu{nu[0]}-{nu[1]}_H{H}.csv"))
+            out = f.path(f"_nu{nu[0]}-{nu[1]}_H{H}.csv")
+            table = f.run(*hd.theory_args("gauss", nu, 4, H, "softmax", mc, dt, T, rec), "--out", out)
+            methods.append((f"H = {H}", expectations_of_csv(out)))
             hp.heads_against_t(axes[row, col], table, [1, 2], title=f"ν = ({nu[0]}, {nu[1]}), H = {H}")
             hp.head_legend(axes[row, col], H)
-    fig.suptitle(f"Fig. 13: gauss, F = 2, L = 4, softmax, η = 1 (theory, N = {mc}, dt = {dt})", fontsize=10)
+    f.parameters["expectations"] = expectations_by_panel(methods)
+    fig.suptitle(f"Fig. 13: gauss, F = 2, L = 4, softmax, η = 1 (theory: {expectations_by_panel(methods)}; "
+                 f"dt = {dt})", fontsize=10)
     fig.tight_layout()
     f.save(fig)

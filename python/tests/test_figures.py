@@ -14,6 +14,7 @@ import pytest
 from conftest import BINARY, ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "python", "figures"))
+import common  # noqa: E402
 from make_figure import AVAILABLE  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -80,6 +81,18 @@ def test_quick_figure(number, tmp_path):
         assert columns == expected_columns(columns, readout == "learned", test_error), path
         assert len(rows) >= 10, path
         assert all(len(r.split(",")) == len(header) for r in rows), path
+    # The title names how each panel's theory took its expectations (figN.json keeps that text):
+    # under auto laplace for the H = 2 softmax theory, sobol with its N elsewhere.
+    expectations = meta["parameters"].get("expectations")
+    if number == 11:
+        assert expectations == "laplace"
+    if number == 12:
+        assert expectations.startswith("laplace (H = 2); sobol N = ")  # sobol's N rounded up per H
+        assert "laplace" not in expectations.split("; ", 1)[1] and all(f"H = {H}" in expectations for H in (4, 5, 8))
+    if number in (8, 9, 13):  # drawn here with --mc-method sobol: every panel sobol
+        assert "laplace" not in str(expectations) and "sobol N = " in str(expectations)
+    if number == 6:
+        assert meta["parameters"]["linearised"]["expectations"] == "laplace"
     if number == 6:
         # The linearisation's prediction over the figure's D: finite, τ^s growing with D; with the default
         # method (laplace here) one seed, whose ℓ(t) has no sampling error: no spread over seeds.
@@ -89,6 +102,21 @@ def test_quick_figure(number, tmp_path):
         assert all(np.isfinite(medians)) and all(np.diff(medians) > 0)
         assert lin["mc_seeds"] == 1 and lin["lambda_plus"]["mean"] > 0
         assert all(r["median_sd"] == 0 for r in lin["per_D"])
+
+
+def test_expectations_named_per_panel(tmp_path):
+    laplace = {"mc": 16384, "mc_method": "auto", "mc_method_used": "laplace", "mc_samples_used": 0}
+    sobol = {"mc": 20000, "mc_method": "auto", "mc_method_used": "sobol", "mc_samples_used": 20480}
+    assert common.expectations_of(laplace) == "laplace"
+    assert common.expectations_of(sobol) == "sobol N = 20480"
+    # linearise records mc_method_used only under auto, and no samples count: its N is --mc
+    assert common.expectations_of({"mc": 8192, "mc_method": "plain"}) == "plain N = 8192"
+    path = tmp_path / "run.csv"
+    (tmp_path / "run.csv.json").write_text(json.dumps({"theory": sobol}))
+    assert common.expectations_of_csv(path) == "sobol N = 20480"
+    panels = [("H = 2", "laplace"), ("H = 4", "sobol N = 20480"), ("H = 2", "laplace"), ("H = 5", "sobol N = 20480")]
+    assert common.expectations_by_panel(panels) == "laplace (H = 2); sobol N = 20480 (H = 4, H = 5)"
+    assert common.expectations_by_panel(panels[:1] + panels[2:3]) == "laplace"
 
 
 def test_bad_simulation_engine_is_bad_input(tmp_path):
