@@ -4,7 +4,8 @@ Carlo seed 1 + k), the ODE is integrated twice with Heun's method and the same s
 with the expectations fixed along the run (`theory`: under the default method auto, laplace's
 quadrature, which has no samples; with --mc-method sobol or plain one set of N samples reused
 at every evaluation), once drawing fresh samples at every step (`theory --mc-resample`, sobol
-under auto). The histogram is of the difference of the first head's alignments at t_end, ΔM_1f = M_1f(fresh) − M_1f(fixed), per direction f.
+under auto). The histogram is of the difference of the first head's alignments at t_end,
+ΔM_1f = M_1f(fresh) − M_1f(fixed), per direction f.
 flip ν = (2, 2), H = 2, F = 2, L = 8, softmax, learned readout, η = 1."""
 
 import matplotlib.pyplot as plt
