@@ -215,20 +215,29 @@ def replace_flag(args, flag, value):
     return args + [flag, value]
 
 
-def expectations_of(settings):
-    """How a theory or linearise command took its expectations (docs/model.md §6, docs/theory.md
-    §2), from the settings it records (a CSV sidecar's "theory", linearise's "settings"):
-    "laplace" (quadrature, no samples) or "<method> N = <samples>"."""
+def method_and_samples(settings):
+    """(method, N) with which a theory or linearise command took its expectations (docs/model.md
+    §6, docs/theory.md §2), from the settings it records (a CSV sidecar's "theory", linearise's
+    "settings"); N is None for laplace (quadrature, no samples)."""
     used = settings.get("mc_method_used", settings.get("mc_method", "plain"))
-    if used == "laplace":
-        return "laplace"
-    return f"{used} N = {settings.get('mc_samples_used') or settings.get('mc')}"
+    return (used, None) if used == "laplace" else (used, settings.get("mc_samples_used") or settings.get("mc"))
+
+
+def theory_settings_of_csv(path):
+    """The "theory" settings of the run that wrote the CSV at path (its sidecar PATH.json)."""
+    with open(str(path) + ".json") as f:
+        return json.load(f).get("theory", {})
+
+
+def expectations_of(settings):
+    """method_and_samples as a title's text: "laplace" or "<method> N = <samples>"."""
+    used, n = method_and_samples(settings)
+    return used if n is None else f"{used} N = {n}"
 
 
 def expectations_of_csv(path):
-    """expectations_of for the theory run that wrote the CSV at path (its sidecar PATH.json)."""
-    with open(str(path) + ".json") as f:
-        return expectations_of(json.load(f).get("theory", {}))
+    """expectations_of for the theory run that wrote the CSV at path."""
+    return expectations_of(theory_settings_of_csv(path))
 
 
 def expectations_by_panel(panels):

@@ -21,7 +21,7 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 
-from common import expectations_of_csv, select_run
+from common import method_and_samples, select_run, theory_settings_of_csv
 
 ACTIVATIONS = [("softmax", "softmax", "C0", "o"), ("softmax1", "softmax-1", "C1", "s"),
                ("bsoftmax", "Bayes-softmax", "C2", "^")]
@@ -69,13 +69,12 @@ def expectations_text(keys, commands):
     N up to whole orbit sets, docs/model.md §6)."""
     laplace, sampled = [], {}
     for key, command in zip(keys, commands):
-        label = expectations_of_csv(command[command.index("--out") + 1])
-        if label == "laplace":
+        method, n = method_and_samples(theory_settings_of_csv(command[command.index("--out") + 1]))
+        if n is None:
             name = f"{key[4]} H = {key[3]}"
             if name not in laplace:
                 laplace.append(name)
         else:
-            method, n = label.split(" N = ")
             sampled.setdefault(method, []).append(int(n))
     parts = [f"laplace for {', '.join(laplace)}"] if laplace else []
     parts += [f"{m} N = {min(n)}" + (f"–{max(n)}" if max(n) > min(n) else "") for m, n in sampled.items()]
