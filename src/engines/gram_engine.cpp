@@ -46,6 +46,42 @@ void reorthonormalise(Eigen::MatrixXd& work, Eigen::Ref<RowMatrix> out) {
   }
 }
 
+// Scores s_hℓ = Σ_i κ_hi ω_ℓi (docs/model.md §9 step 3): κ row-major H × r, ω row-major
+// L × r, S row-major H × L.
+template <int L, int H, int r>
+void frame_scores(const double* kappa, const double* omega, double* S) {
+  for (int h = 0; h < H; ++h)
+    for (int l = 0; l < L; ++l) {
+      double s = 0;
+      for (int i = 0; i < r; ++i) s += kappa[h * r + i] * omega[l * r + i];
+      S[h * L + l] = s;
+    }
+}
+
+// move_out_of_frame at fixed sizes (q = m = H): Aᵀ = [κ_⊥ | −ε C T]ᵀ, column-major 2H × H,
+// with C = R_Gᵀ from the QR of Ĝᵀ (Gt, column-major L × H, factorised in place) and T the
+// step's Bartlett factor (row-major H × H, lower triangular); κ row-major H × (F + 1 + H).
+template <int L, int H, int F>
+void move_out_of_frame_fixed(double* Gt, const double* T, double eps, double* kappa) {
+  constexpr int r = F + 1 + H, n_at = 2 * H;
+  double At[n_at * H];
+  for (int h = 0; h < H; ++h)
+    for (int i = 0; i < H; ++i) At[h * n_at + i] = kappa[h * r + F + 1 + i];
+  householder_r<L, H>(Gt);
+  for (int h = 0; h < H; ++h)
+    for (int j = 0; j < H; ++j) {
+      double s = 0;
+      for (int k = j; k <= h; ++k) s += Gt[h * L + k] * T[k * H + j];
+      At[h * n_at + H + j] = -eps * s;
+    }
+  householder_r<n_at, H>(At);
+  for (int j = 0; j < H; ++j) {
+    const double sign = At[j * n_at + j] < 0 ? -1.0 : 1.0;
+    for (int h = 0; h < j; ++h) kappa[h * r + F + 1 + j] = 0.0;
+    for (int h = j; h < H; ++h) kappa[h * r + F + 1 + j] = sign * At[h * n_at + j];
+  }
+}
+
 }  // namespace
 
 GramEngine::GramEngine(const ModelSpec& model, int64_t D, uint32_t seed)
@@ -132,65 +168,74 @@ void GramEngine::set_state(const OrderParameters& op) {
 void GramEngine::step(uint64_t n) { (this->*step_impl_)(n); }
 
 void GramEngine::step_general(uint64_t n) {
-  const int B = model_.batch, F = F_, H = H_, L = L_, r = r_;
+  const int B = model_.batch;
   const double lr_factor = model_.step_factor(n, D_);  // the schedule (docs/model.md §4)
   const double eps = (model_.lr * lr_factor) / (B * static_cast<double>(D_));
   const bool learned = model_.readout == Readout::Learned;
-  const double noise_sd = std::sqrt(model_.noise);
   dK_.setZero();
   if (learned) c_grad_.setZero();
-  for (int b = 0; b < B; ++b) {
-    RandomStream rng(StreamId{seed_, Purpose::Train, static_cast<uint32_t>(b * (L + 1) + L), n}, StreamChunk::Batch);
-    const int lstar = static_cast<int>(rng.below(L));
-    model_.prior.sample(rng, theta_.data());
-    const double xi = model_.noise > 0 ? rng.normal() : 0.0;
-    // Token ℓ = Σ_i ω_ℓi b_i + z⊥_ℓ; the spike θ_f u_f/√D = θ_f b_f lies in the frame.
-    double* omega = omega_.data();  // row-major L × r
-    for (int k = 0; k < L * r; ++k) omega[k] = rng.normal();
-    for (int f = 0; f < F; ++f) omega[lstar * r + f] += theta_[f];
-    if (b == 0 && outside_) (*outside_)(rng, T_);
-
-    // Scores s_hℓ = x_ℓ·k_h/√D = Σ_i κ_hi ω_ℓi; values g_ℓ = ω_ℓ,F+1 (docs/model.md §9 step 3).
-    for (int h = 0; h < H; ++h) {
-      const double* kh = kappa_.data() + h * r;
-      for (int l = 0; l < L; ++l) {
-        const double* wl = omega + l * r;
-        double s = 0;
-        for (int i = 0; i < r; ++i) s += kh[i] * wl[i];
-        S_(h, l) = s;
-      }
-    }
-    for (int l = 0; l < L; ++l) g_[l] = omega[l * r + F];
-    kernel_.forward(S_, g_, c_);
-    const double y = g_[lstar] + noise_sd * xi;
-    const double res = kernel_.output() - y;
-    if (!std::isfinite(res)) diverged_ = true;
-    kernel_.apply_jacobian(g_, J_);
-    // G = r J; Σ_b G^b ω^b and Ĝᵀ.
-    for (int h = 0; h < H; ++h) {
-      double* dk = dK_.data() + h * r;
-      for (int l = 0; l < L; ++l) {
-        const double G = res * J_(h, l);
-        all_G_(b * L + l, h) = G;
-        const double* wl = omega + l * r;
-        for (int i = 0; i < r; ++i) dk[i] += G * wl[i];
-      }
-    }
-    if (learned) c_grad_ += res * kernel_.head_outputs();
-  }
+  for (int b = 0; b < B; ++b) accumulate_sample(n, b);
   // In-frame part of k_h ← k_h − (η/(B√D)) Σ_b Σ_ℓ G_hℓ x_ℓ (docs/model.md §4), in κ units.
-  for (int k = 0; k < H * r; ++k) kappa_.data()[k] -= eps * dK_.data()[k];
+  for (int k = 0; k < H_ * r_; ++k) kappa_.data()[k] -= eps * dK_.data()[k];
+  move_out_of_frame(eps);
+  if (learned) c_ -= ((model_.readout_lr * lr_factor) / (B * static_cast<double>(D_))) * c_grad_;
+}
 
-  // Out-of-frame part Y = −ε Σ_b G^b Z^b = −ε Ĝ Z, with Ĝ = (G^1 … G^B) (H × BL) and Z
-  // (BL × (D−r)) i.i.d. N(0,1), independent of Ĝ (which only depends on frame
-  // coordinates): Y is matrix-normal with row covariance ε² Ĝ Ĝᵀ. With the thin QR
-  // Ĝᵀ = Q_G R_G, Ĝ Ĝᵀ = C Cᵀ for C = R_Gᵀ (H × q, q = min(BL, H)), so Y = −ε C W with W
-  // (q × (D−r)) Gaussian, and W = T N with T the q × min(q, D−r) Bartlett factor and N new
-  // orthonormal directions outside the frame. The keys' components off span(u, v*) are then
-  // H vectors in the H + m orthonormal directions (frame, N): re-orthonormalise them back to
-  // H frame vectors. Identical rows of Ĝ give rows of C equal to rounding (a QR, unlike a
-  // Cholesky of Ĝ Ĝᵀ, never takes the square root of a rounding error): identical heads
-  // stay identical to 10^-16 per step. At_ holds Aᵀ = [κ_⊥ | −ε C T]ᵀ, column h for head h.
+// Sample b of step n: its draws, scores, attention and gradient, added to dK_ (Σ_b G^b ω^b),
+// all_G_ (Ĝᵀ) and c_grad_.
+void GramEngine::accumulate_sample(uint64_t n, int b) {
+  const int F = F_, H = H_, L = L_, r = r_;
+  RandomStream rng(StreamId{seed_, Purpose::Train, static_cast<uint32_t>(b * (L + 1) + L), n}, StreamChunk::Batch);
+  const int lstar = static_cast<int>(rng.below(L));
+  model_.prior.sample(rng, theta_.data());
+  const double xi = model_.noise > 0 ? rng.normal() : 0.0;
+  // Token ℓ = Σ_i ω_ℓi b_i + z⊥_ℓ; the spike θ_f u_f/√D = θ_f b_f lies in the frame.
+  double* omega = omega_.data();  // row-major L × r
+  for (int k = 0; k < L * r; ++k) omega[k] = rng.normal();
+  for (int f = 0; f < F; ++f) omega[lstar * r + f] += theta_[f];
+  if (b == 0 && outside_) (*outside_)(rng, T_);
+
+  // Scores s_hℓ = x_ℓ·k_h/√D = Σ_i κ_hi ω_ℓi; values g_ℓ = ω_ℓ,F+1 (docs/model.md §9 step 3).
+  for (int h = 0; h < H; ++h) {
+    const double* kh = kappa_.data() + h * r;
+    for (int l = 0; l < L; ++l) {
+      const double* wl = omega + l * r;
+      double s = 0;
+      for (int i = 0; i < r; ++i) s += kh[i] * wl[i];
+      S_(h, l) = s;
+    }
+  }
+  for (int l = 0; l < L; ++l) g_[l] = omega[l * r + F];
+  kernel_.forward(S_, g_, c_);
+  const double y = g_[lstar] + std::sqrt(model_.noise) * xi;
+  const double res = kernel_.output() - y;
+  if (!std::isfinite(res)) diverged_ = true;
+  kernel_.apply_jacobian(g_, J_);
+  // G = r J; Σ_b G^b ω^b and Ĝᵀ.
+  for (int h = 0; h < H; ++h) {
+    double* dk = dK_.data() + h * r;
+    for (int l = 0; l < L; ++l) {
+      const double G = res * J_(h, l);
+      all_G_(b * L + l, h) = G;
+      const double* wl = omega + l * r;
+      for (int i = 0; i < r; ++i) dk[i] += G * wl[i];
+    }
+  }
+  if (model_.readout == Readout::Learned) c_grad_ += res * kernel_.head_outputs();
+}
+
+// Out-of-frame part Y = −ε Σ_b G^b Z^b = −ε Ĝ Z, with Ĝ = (G^1 … G^B) (H × BL) and Z
+// (BL × (D−r)) i.i.d. N(0,1), independent of Ĝ (which only depends on frame
+// coordinates): Y is matrix-normal with row covariance ε² Ĝ Ĝᵀ. With the thin QR
+// Ĝᵀ = Q_G R_G, Ĝ Ĝᵀ = C Cᵀ for C = R_Gᵀ (H × q, q = min(BL, H)), so Y = −ε C W with W
+// (q × (D−r)) Gaussian, and W = T N with T the q × min(q, D−r) Bartlett factor and N new
+// orthonormal directions outside the frame. The keys' components off span(u, v*) are then
+// H vectors in the H + m orthonormal directions (frame, N): re-orthonormalise them back to
+// H frame vectors. Identical rows of Ĝ give rows of C equal to rounding (a QR, unlike a
+// Cholesky of Ĝ Ĝᵀ, never takes the square root of a rounding error): identical heads
+// stay identical to 10^-16 per step. At_ holds Aᵀ = [κ_⊥ | −ε C T]ᵀ, column h for head h.
+void GramEngine::move_out_of_frame(double eps) {
+  const int F = F_, H = H_;
   for (int h = 0; h < H; ++h)
     for (int i = 0; i < H; ++i) At_(i, h) = kappa_(h, F + 1 + i);
   if (outside_) {
@@ -206,8 +251,6 @@ void GramEngine::step_general(uint64_t n) {
       }
   }
   reorthonormalise(At_, kappa_.rightCols(H));
-
-  if (learned) c_ -= ((model_.readout_lr * lr_factor) / (B * static_cast<double>(D_))) * c_grad_;
 }
 
 // step_general for B = 1, softmax or softmax-1, q = m = H (L ≥ H, D − r ≥ H), with L, H, F
@@ -231,15 +274,9 @@ void GramEngine::step_fixed(uint64_t n) {
   rng.normals(omega, L * r);
   for (int f = 0; f < F; ++f) omega[lstar * r + f] += theta[f];
   (*outside_)(rng, T_);
-  const double* T = T_.data();  // row-major H × H, lower triangular
 
   double S[H * L], g[L];
-  for (int h = 0; h < H; ++h)
-    for (int l = 0; l < L; ++l) {
-      double s = 0;
-      for (int i = 0; i < r; ++i) s += kappa[h * r + i] * omega[l * r + i];
-      S[h * L + l] = s;
-    }
+  frame_scores<L, H, r>(kappa, omega, S);
   for (int l = 0; l < L; ++l) g[l] = omega[l * r + F];
   AttentionKernelFixed<H, L> kernel(model_.activation);
   kernel.forward(S, g, c);
@@ -260,24 +297,7 @@ void GramEngine::step_fixed(uint64_t n) {
   }
   for (int k = 0; k < H * r; ++k) kappa[k] -= eps * dK[k];
 
-  // Aᵀ = [κ_⊥ | −ε C T]ᵀ, column-major 2H × H, with C = R_Gᵀ from the QR of Ĝᵀ (as step_general).
-  constexpr int n_at = 2 * H;
-  double At[n_at * H];
-  for (int h = 0; h < H; ++h)
-    for (int i = 0; i < H; ++i) At[h * n_at + i] = kappa[h * r + F + 1 + i];
-  householder_r<L, H>(Gt);
-  for (int h = 0; h < H; ++h)
-    for (int j = 0; j < H; ++j) {
-      double s = 0;
-      for (int k = j; k <= h; ++k) s += Gt[h * L + k] * T[k * H + j];
-      At[h * n_at + H + j] = -eps * s;
-    }
-  householder_r<n_at, H>(At);
-  for (int j = 0; j < H; ++j) {
-    const double sign = At[j * n_at + j] < 0 ? -1.0 : 1.0;
-    for (int h = 0; h < j; ++h) kappa[h * r + F + 1 + j] = 0.0;
-    for (int h = j; h < H; ++h) kappa[h * r + F + 1 + j] = sign * At[h * n_at + j];
-  }
+  move_out_of_frame_fixed<L, H, F>(Gt, T_.data(), eps, kappa);
 }
 
 void GramEngine::save_state(StateWriter& out) const {
