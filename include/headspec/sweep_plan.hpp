@@ -82,6 +82,8 @@ class SweepPlan {
   const std::vector<SweepPoint>& points() const { return points_; }
   int tasks() const { return tasks_; }
   const SweepPoint& point_of(int task) const { return points_[static_cast<std::size_t>(task / settings_.runs)]; }
+  /// The method a theory point's expectations take (--mc-method auto resolved for its model).
+  SamplingMethod sampling_method(const SweepPoint& p) const;
   /// Whether a theory run may stop before T (--until-converged, --until-error-settled).
   bool stop_rule() const;
 
@@ -103,6 +105,7 @@ class SweepPlan {
   // The reference path of a point's model (--sde-reference-mc), made by the first task that
   // needs it and shared by every point with the same model (it does not depend on D).
   std::shared_ptr<const ReferencePath> reference_path(const SweepPoint& p) const;
+  nlohmann::json theory_key() const;  // the theory's part of task_key
 
   SweepSettings settings_;
   bool theory_ = false, sde_ = false;

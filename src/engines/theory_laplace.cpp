@@ -1,5 +1,7 @@
 // The laplace method of the theory engine (docs/model.md §6, "Laplace quadrature"): the rates
 // of docs/theory.md §1 from the quadrature's expectations of their integrands.
+#include <string>
+
 #include "headspec/errors.hpp"
 #include "headspec/theory_engine.hpp"
 #include "laplace_quadrature.hpp"
@@ -7,11 +9,24 @@
 
 namespace headspec {
 
+namespace {
+
+// Why laplace's quadrature cannot take this model's expectations with these options, or
+// nothing when it can.
+std::string laplace_obstacle(const ModelSpec& model, const TheoryOptions& options) {
+  if (!laplace::LaplaceQuadrature::covers(model))
+    return "laplace needs softmax or softmax-1 with at most 2 heads (docs/model.md §6)";
+  if (options.channel == ValueChannel::Sampled)
+    return "laplace needs the value channel integrated out (not with --keep-R)";
+  if (options.mode == MonteCarloMode::Resample) return "laplace has no samples to draw afresh (not with --mc-resample)";
+  return {};
+}
+
+}  // namespace
+
 SamplingMethod resolved_method(const ModelSpec& model, const TheoryOptions& options) {
   if (options.method != SamplingMethod::Auto) return options.method;
-  const bool laplace_applies = laplace::LaplaceQuadrature::covers(model) &&
-                               options.channel == ValueChannel::Integrated && options.mode == MonteCarloMode::Fixed;
-  return laplace_applies ? SamplingMethod::Laplace : SamplingMethod::Sobol;
+  return laplace_obstacle(model, options).empty() ? SamplingMethod::Laplace : SamplingMethod::Sobol;
 }
 
 TheoryOptions coarser_rule(const TheoryOptions& options) {
@@ -22,12 +37,8 @@ TheoryOptions coarser_rule(const TheoryOptions& options) {
 }
 
 void check_laplace_options(const ModelSpec& model, const TheoryOptions& options) {
-  if (!laplace::LaplaceQuadrature::covers(model))
-    throw ParameterError("mc-method", "laplace needs softmax or softmax-1 with at most 2 heads (docs/model.md §6)");
-  if (options.channel == ValueChannel::Sampled)
-    throw ParameterError("mc-method", "laplace needs the value channel integrated out (not with --keep-R)");
-  if (options.mode == MonteCarloMode::Resample)
-    throw ParameterError("mc-method", "laplace has no samples to draw afresh (not with --mc-resample)");
+  const std::string obstacle = laplace_obstacle(model, options);
+  if (!obstacle.empty()) throw ParameterError("mc-method", obstacle);
 }
 
 void TheoryEngine::evaluate_laplace(const OrderParameters& op, TheoryEvaluation& out, double t) const {

@@ -36,6 +36,24 @@ std::string csv_field(const std::string& s) {
   return q + "\"";
 }
 
+// A model in a task key. A mixture read from a file: its atoms, not the file's name, decide
+// the result.
+nlohmann::json model_key(const ModelSpec& spec) {
+  nlohmann::json model;
+  spec.to_json(model);
+  const Eigen::MatrixXd& atoms = spec.prior.atoms();
+  const Eigen::VectorXd& weights = spec.prior.weights();
+  nlohmann::json rows = nlohmann::json::array();
+  for (Eigen::Index a = 0; a < atoms.rows(); ++a) {
+    std::vector<double> row(static_cast<std::size_t>(atoms.cols()));
+    for (Eigen::Index f = 0; f < atoms.cols(); ++f) row[static_cast<std::size_t>(f)] = atoms(a, f);
+    rows.push_back(row);
+  }
+  model["atoms"] = rows;
+  model["weights"] = std::vector<double>(weights.data(), weights.data() + weights.size());
+  return model;
+}
+
 std::string cell(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); }
 
 }  // namespace
@@ -170,6 +188,8 @@ Trajectory SweepPlan::run_task(int task, const std::atomic<bool>* stop) const {
   return run_sgd(p.engine, p.model, point_sim, run, {}, slots_used, checkpointing);
 }
 
+SamplingMethod SweepPlan::sampling_method(const SweepPoint& p) const { return resolved_method(p.model, mc_); }
+
 std::shared_ptr<const ReferencePath> SweepPlan::reference_path(const SweepPoint& p) const {
   nlohmann::json model;
   p.model.to_json(model);
@@ -191,42 +211,15 @@ std::shared_ptr<const ReferencePath> SweepPlan::reference_path(const SweepPoint&
 
 std::string SweepPlan::task_key(int task) const {
   const SweepPoint& p = point_of(task);
-  const SweepSettings& o = settings_;
   nlohmann::json key = provenance();
-  nlohmann::json model;
-  p.model.to_json(model);
-  const Eigen::MatrixXd& atoms = p.model.prior.atoms();
-  const Eigen::VectorXd& weights = p.model.prior.weights();
-  // A mixture read from a file: its atoms, not the file's name, decide the result.
-  nlohmann::json rows = nlohmann::json::array();
-  for (Eigen::Index a = 0; a < atoms.rows(); ++a) {
-    std::vector<double> row(static_cast<std::size_t>(atoms.cols()));
-    for (Eigen::Index f = 0; f < atoms.cols(); ++f) row[static_cast<std::size_t>(f)] = atoms(a, f);
-    rows.push_back(row);
-  }
-  model["atoms"] = rows;
-  model["weights"] = std::vector<double>(weights.data(), weights.data() + weights.size());
-  key["model"] = model;
-  key["engine"] = o.engine;
+  key["model"] = model_key(p.model);
+  key["engine"] = settings_.engine;
   key["T"] = sim_.T;
   key["record_every"] = sim_.record_every;
   key["seed"] = sim_.seed;
-  key["run"] = task % o.runs;
+  key["run"] = task % settings_.runs;
   if (theory_) {
-    key["theory"] = {{"mc", mc_.samples}, {"mc_mode", o.mc_resample ? "resample" : "fixed"},
-                     {"integrator", to_string(integration_.method)}, {"dt", integration_.dt},
-                     {"init_D", o.init_D}, {"init_engine", o.init_engine}};
-    // Only when set, so that the work folders of sweeps without a stop rule stay valid.
-    if (o.until_converged > 0) key["theory"]["until_converged"] = o.until_converged;
-    if (mc_.method != SamplingMethod::Plain) key["theory"]["mc_method"] = to_string(mc_.method);
-    if (mc_seed_) key["theory"]["mc_seed"] = *mc_seed_;
-    if (o.until_error_settled > 0)
-      key["theory"]["until_error_settled"] = {o.until_error_settled, o.error_window};
-    if (o.stop_when_specialised) key["theory"]["stop_when_specialised"] = o.delta;
-    if (o.flow) key["theory"]["flow"] = true;
-    if (o.keep_R) key["theory"]["keep_R"] = true;
-    if (o.sde_mc != 0) key["theory"]["sde_mc"] = o.sde_mc;
-    if (o.sde_reference_mc != 0) key["theory"]["sde_reference_mc"] = o.sde_reference_mc;
+    key["theory"] = theory_key();
     if (sde_) key["D"] = p.D;
   } else {
     key["D"] = p.D;
@@ -234,6 +227,25 @@ std::string SweepPlan::task_key(int task) const {
     key["stop_when_specialised"] = sim_.stop_when_specialised;
   }
   return key.dump();
+}
+
+// The theory's settings in a task key; each optional one only when set, so that the work
+// folders of sweeps made before it existed stay valid.
+nlohmann::json SweepPlan::theory_key() const {
+  const SweepSettings& o = settings_;
+  nlohmann::json key = {{"mc", mc_.samples}, {"mc_mode", o.mc_resample ? "resample" : "fixed"},
+                        {"integrator", to_string(integration_.method)}, {"dt", integration_.dt},
+                        {"init_D", o.init_D}, {"init_engine", o.init_engine}};
+  if (o.until_converged > 0) key["until_converged"] = o.until_converged;
+  if (mc_.method != SamplingMethod::Plain) key["mc_method"] = to_string(mc_.method);
+  if (mc_seed_) key["mc_seed"] = *mc_seed_;
+  if (o.until_error_settled > 0) key["until_error_settled"] = {o.until_error_settled, o.error_window};
+  if (o.stop_when_specialised) key["stop_when_specialised"] = o.delta;
+  if (o.flow) key["flow"] = true;
+  if (o.keep_R) key["keep_R"] = true;
+  if (o.sde_mc != 0) key["sde_mc"] = o.sde_mc;
+  if (o.sde_reference_mc != 0) key["sde_reference_mc"] = o.sde_reference_mc;
+  return key;
 }
 
 void FirstTaskError::set(const std::string& what) {
@@ -478,6 +490,11 @@ nlohmann::json sweep_sidecar(const SweepPlan& plan, const SweepTable& table, con
     if (o.keep_R) meta["theory"].update({{"keep_R", true}, {"value_channel", "sampled"}});
     if (o.sde_mc != 0) meta["theory"]["sde_mc"] = o.sde_mc;
     if (o.sde_reference_mc != 0) meta["theory"]["sde_reference_mc"] = o.sde_reference_mc;
+    if (o.mc_method == "auto") {  // per point, in the grid's order: the model decides (docs/model.md §6)
+      nlohmann::json used = nlohmann::json::array();
+      for (const SweepPoint& p : plan.points()) used.push_back(to_string(plan.sampling_method(p)));
+      meta["theory"]["mc_method_used"] = used;
+    }
   }
   nlohmann::json diverged = nlohmann::json::array();
   for (const auto& s : table.summary)

@@ -85,6 +85,21 @@ TEST(TheoryMcCli, AutoTakesLaplaceWhereItAppliesAndSaysSo) {
   }
 }
 
+// A theory sweep on auto resolves the method per point and its sidecar lists it in the
+// grid's order; with a method named, there is nothing to resolve and no list.
+TEST(TheoryMcCli, SweepSidecarListsEachPointsMethod) {
+  const auto dir = fresh_dir("mc_auto_sweep");
+  const auto out = dir / "s.csv";
+  const std::string sweep = "sweep --engine theory --grid 'H=3,2;activation=softmax,sigmoid' --mc 256 --dt 0.4 "
+                            "--T 0.8 --record-every 0.4 --init-engine gram --init-D 1000 --out " + out.string();
+  const auto r = run_cli(sweep);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto meta = nlohmann::json::parse(read_file(out.string() + ".json"));
+  EXPECT_EQ(meta["theory"]["mc_method_used"], nlohmann::json({"sobol", "sobol", "laplace", "sobol"}));
+  ASSERT_EQ(run_cli(sweep + " --mc-method sobol").status, 0);
+  EXPECT_FALSE(nlohmann::json::parse(read_file(out.string() + ".json"))["theory"].contains("mc_method_used"));
+}
+
 // laplace's --mc-error: the difference from the run with the coarser rule, small and
 // positive once the state has moved, 0 at t = 0 (the same initial state); the main columns
 // are those of the run without it.
