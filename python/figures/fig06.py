@@ -73,6 +73,12 @@ def prediction_at(curves, Ds):
     return out
 
 
+def band_text(seeds):
+    """What the red curve is: the mean ± sd over the seeds' curves, or the one curve (laplace's drift,
+    which no seed changes)."""
+    return f"mean ± sd over {seeds} Monte Carlo seeds" if seeds > 1 else "one run"
+
+
 def draw_prediction(axes, pred):
     """The prediction's band (mean ± sd over seeds) on the four panels: τ^s (mean solid, median dashed),
     Var τ^s, and the same divided by ln D (ln² D for the variance)."""
@@ -153,7 +159,7 @@ def make(f):
                  f"engine ({runs} runs per D, T={T}) and stochastic theory ({sde_runs} runs per D, N={mc} along the "
                  f"path of N°={reference_mc}, T={sde_T}); "
                  f"k/n: runs specialised by T (censored runs not in means and variances);\nred: the linearised ODE with the "
-                 f"finite-D noise, mean ± sd over {pred['seeds']} Monte Carlo seeds ({settings['expectations']}, "
+                 f"finite-D noise, {band_text(pred['seeds'])} ({settings['expectations']}, "
                  f"a(t) computed to t={settings['along']})", fontsize=8)
     fig.tight_layout()
     f.save(fig)
