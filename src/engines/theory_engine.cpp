@@ -123,9 +123,19 @@ int64_t TheoryEngine::samples_used() const {
   return laplace_ ? 0 : symmetric_ ? symmetric_->samples() : options_.samples;
 }
 
-int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& given) {
+namespace {
+
+// The options with --mc-method auto replaced by the method it takes for this model.
+TheoryOptions resolved_options(const ModelSpec& model, const TheoryOptions& given) {
   TheoryOptions options = given;
   options.method = resolved_method(model, given);
+  return options;
+}
+
+}  // namespace
+
+int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& given) {
+  const TheoryOptions options = resolved_options(model, given);
   if (options.method == SamplingMethod::Plain) return options.samples;
   if (options.method == SamplingMethod::Laplace) return 0;
   const int orbit = theory_rates::SymmetricSamples::orbit_size_of(model, options);
@@ -133,8 +143,7 @@ int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& 
 }
 
 double TheoryEngine::stored_bytes(const ModelSpec& model, const TheoryOptions& given) {
-  TheoryOptions options = given;
-  options.method = resolved_method(model, given);
+  const TheoryOptions options = resolved_options(model, given);
   if (options.mode != MonteCarloMode::Fixed || options.method == SamplingMethod::Laplace) return 0;
   if (options.method != SamplingMethod::Plain)
     return static_cast<double>(theory_rates::SymmetricSamples::stored_lanes(model, options)) * sizeof(Lanes);

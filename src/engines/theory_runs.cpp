@@ -37,16 +37,25 @@ TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : mod
 
 namespace {
 
+// One vector per record of the pooled run: error(i, its CSV values) (append_csv_values order).
+template <class Error>
+std::vector<std::vector<double>> per_record(const Trajectory& pooled, bool with_readout, Error error) {
+  std::vector<std::vector<double>> out;
+  for (std::size_t i = 0; i < pooled.records.size(); ++i) {
+    std::vector<double> pooled_values;
+    append_csv_values(pooled.records[i], with_readout, pooled_values);
+    out.push_back(error(i, pooled_values));
+  }
+  return out;
+}
+
 // The standard errors of TheoryResult::mc_error from the trajectories of the randomisations
 // integrated alone: one per CSV value of every record of the pooled run, NaN where a set's
 // trajectory has no such record (it stopped or diverged earlier).
 std::vector<std::vector<double>> spread_of(const std::vector<TheoryResult>& sets, const Trajectory& pooled,
                                            bool with_readout) {
   const double n = static_cast<double>(sets.size());
-  std::vector<std::vector<double>> out;
-  for (std::size_t i = 0; i < pooled.records.size(); ++i) {
-    std::vector<double> pooled_values;
-    append_csv_values(pooled.records[i], with_readout, pooled_values);
+  return per_record(pooled, with_readout, [&](std::size_t i, const std::vector<double>& pooled_values) {
     std::vector<double> se(pooled_values.size(), std::numeric_limits<double>::quiet_NaN());
     std::vector<std::vector<double>> values;  // loss, then the order parameters' columns, per set
     for (const TheoryResult& s : sets) {
@@ -60,27 +69,23 @@ std::vector<std::vector<double>> spread_of(const std::vector<TheoryResult>& sets
       for (const auto& v : values) var += (v[c] - mean) * (v[c] - mean) / (n - 1);
       se[c] = std::sqrt(var / n);
     }
-    out.push_back(std::move(se));
-  }
-  return out;
+    return se;
+  });
 }
 
 // laplace's error estimate: |pooled − the run with the coarser rule| per CSV value of every
 // record, NaN where the coarse run has no such record.
 std::vector<std::vector<double>> difference_from(const TheoryResult& coarse, const Trajectory& pooled,
                                                  bool with_readout) {
-  std::vector<std::vector<double>> out;
-  for (std::size_t i = 0; i < pooled.records.size(); ++i) {
-    std::vector<double> pooled_values, coarse_values;
-    append_csv_values(pooled.records[i], with_readout, pooled_values);
+  return per_record(pooled, with_readout, [&](std::size_t i, const std::vector<double>& pooled_values) {
     std::vector<double> diff(pooled_values.size(), std::numeric_limits<double>::quiet_NaN());
     if (i < coarse.trajectory.records.size()) {
+      std::vector<double> coarse_values;
       append_csv_values(coarse.trajectory.records[i], with_readout, coarse_values);
       for (std::size_t c = 0; c < diff.size(); ++c) diff[c] = std::abs(pooled_values[c] - coarse_values[c]);
     }
-    out.push_back(std::move(diff));
-  }
-  return out;
+    return diff;
+  });
 }
 
 }  // namespace
