@@ -137,16 +137,23 @@ class Figure:
         """Runs many `headspec` commands (lists of arguments, each with --out), `jobs` at a
         time and each on one thread: independent runs share the cores better than one run's
         per-evaluation thread team on a loaded machine, and the numbers do not depend on the
-        thread count. Returns their tables in the order given (commands recorded in that order)."""
+        thread count. Fewer than 2·jobs commands to run go one after another with every thread
+        instead: a few commands of unequal length, one thread each, would leave cores idle while
+        the longest finishes (Fig. 8's laplace half went on alone, on one of the two cores, long after
+        its sobol half had finished). Returns their tables in the order given (commands recorded in that order)."""
         commands = [self.with_monte_carlo([str(a) for a in args]) for args in commands]
-        env = dict(os.environ, OMP_NUM_THREADS="1")
+        todo = [args for args in commands if not self.reusable(args)]
+        env = dict(os.environ)
+        if len(todo) >= 2 * jobs:
+            env["OMP_NUM_THREADS"] = "1"
+        else:
+            jobs = 1
 
         def one(args):
             return run_child([self.binary] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   text=True, env=env)
 
         self.commands.extend(" ".join(["headspec"] + args) for args in commands)
-        todo = [args for args in commands if not self.reusable(args)]
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
             finished = list(pool.map(one, todo))
         for args, res in zip(todo, finished):

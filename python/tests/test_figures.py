@@ -104,6 +104,24 @@ def test_quick_figure(number, tmp_path):
         assert all(r["median_sd"] == 0 for r in lin["per_D"])
 
 
+def test_run_all_gives_few_commands_every_thread(tmp_path, monkeypatch):
+    """run_all: 4 or more commands run two at a time on one thread each; fewer run one after
+    another with the threads the environment gives (a stand-in binary writes its
+    OMP_NUM_THREADS and whether another command was running)."""
+    fake = tmp_path / "fake-headspec"
+    fake.write_text('#!/bin/sh\nout=""; while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done\n'
+                    ': > "$out.running"; sleep 0.5; others=$(ls "$(dirname "$out")" | grep -c running)\n'
+                    'printf "threads,others\\n%s,%s\\n" "${OMP_NUM_THREADS:-0}" "$((others - 1))" > "$out"\n'
+                    'rm "$out.running"\n')
+    fake.chmod(0o755)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    for n, threads, overlap in ((4, 1, True), (3, 0, False)):  # 0: OMP_NUM_THREADS not set
+        f = common.Figure(99, str(fake), str(tmp_path / f"n{n}"), quick=True)
+        tables = f.run_all([["theory", "--out", f.path(f"_{k}.csv")] for k in range(n)])
+        assert [int(t["threads"][0]) for t in tables] == [threads] * n
+        assert any(t["others"][0] > 0 for t in tables) == overlap
+
+
 def test_expectations_named_per_panel(tmp_path):
     laplace = {"mc": 16384, "mc_method": "auto", "mc_method_used": "laplace", "mc_samples_used": 0}
     sobol = {"mc": 20000, "mc_method": "auto", "mc_method_used": "sobol", "mc_samples_used": 20480}
