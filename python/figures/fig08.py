@@ -59,10 +59,11 @@ def make(f):
         ax = axes[i]
         ax.hist(d, bins=max(10, s["runs"] // 8), color=f"C{i}", alpha=0.8)
         ax.axvline(0, color="k", lw=0.8)
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(-2, 2))  # differences down to 10^-4
         ax.set_xlabel(rf"$\Delta M_{{1{fdir}}} = M_{{1{fdir}}}^{{\rm fresh}} - M_{{1{fdir}}}^{{\rm fixed}}$ at $t = {s['T']}$")
         ax.set_ylabel("initialisations")
         ax.set_title(rf"direction {fdir} ({'constant' if fdir == 1 else 'flipping'}): "
-                     rf"mean {d.mean():+.3f}, s.d. {d.std(ddof=1):.3f}; s.d. of $M_{{1{fdir}}}$ {a.std(ddof=1):.3f}",
+                     rf"mean {d.mean():+.2g}, s.d. {d.std(ddof=1):.2g}; s.d. of $M_{{1{fdir}}}$ {a.std(ddof=1):.3f}",
                      fontsize=8)
     ax = axes[2]
     a, b, _ = diffs[2]
