@@ -54,7 +54,7 @@ class GramEngine final : public SgdEngine {
  private:
   void select_step();
   void step_general(uint64_t n);
-  void accumulate_sample(uint64_t n, int b);
+  void accumulate_sample(uint64_t n, int b, double noise_sd);
   void move_out_of_frame(double eps);
   template <int L, int H, int F>
   void step_fixed(uint64_t n);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "headspec/checkpoint.hpp"
 #include "headspec/householder.hpp"
@@ -46,10 +47,11 @@ void reorthonormalise(Eigen::MatrixXd& work, Eigen::Ref<RowMatrix> out) {
   }
 }
 
-// Scores s_hℓ = Σ_i κ_hi ω_ℓi (docs/model.md §9 step 3): κ row-major H × r, ω row-major
-// L × r, S row-major H × L.
-template <int L, int H, int r>
-void frame_scores(const double* kappa, const double* omega, double* S) {
+// Scores s_hℓ = x_ℓ·k_h/√D = Σ_i κ_hi ω_ℓi (docs/model.md §9 step 3): κ row-major H × r,
+// ω row-major L × r, S row-major H × L. The sizes are ints (step_general) or
+// std::integral_constant (step_fixed: the loops are unrolled at compile-time sizes).
+template <class Hn, class Ln, class Rn>
+void frame_scores(const double* kappa, const double* omega, double* S, Hn H, Ln L, Rn r) {
   for (int h = 0; h < H; ++h)
     for (int l = 0; l < L; ++l) {
       double s = 0;
@@ -174,7 +176,8 @@ void GramEngine::step_general(uint64_t n) {
   const bool learned = model_.readout == Readout::Learned;
   dK_.setZero();
   if (learned) c_grad_.setZero();
-  for (int b = 0; b < B; ++b) accumulate_sample(n, b);
+  const double noise_sd = std::sqrt(model_.noise);
+  for (int b = 0; b < B; ++b) accumulate_sample(n, b, noise_sd);
   // In-frame part of k_h ← k_h − (η/(B√D)) Σ_b Σ_ℓ G_hℓ x_ℓ (docs/model.md §4), in κ units.
   for (int k = 0; k < H_ * r_; ++k) kappa_.data()[k] -= eps * dK_.data()[k];
   move_out_of_frame(eps);
@@ -182,8 +185,8 @@ void GramEngine::step_general(uint64_t n) {
 }
 
 // Sample b of step n: its draws, scores, attention and gradient, added to dK_ (Σ_b G^b ω^b),
-// all_G_ (Ĝᵀ) and c_grad_.
-void GramEngine::accumulate_sample(uint64_t n, int b) {
+// all_G_ (Ĝᵀ) and c_grad_; noise_sd = √(label-noise variance), taken once per step.
+void GramEngine::accumulate_sample(uint64_t n, int b, double noise_sd) {
   const int F = F_, H = H_, L = L_, r = r_;
   RandomStream rng(StreamId{seed_, Purpose::Train, static_cast<uint32_t>(b * (L + 1) + L), n}, StreamChunk::Batch);
   const int lstar = static_cast<int>(rng.below(L));
@@ -195,19 +198,11 @@ void GramEngine::accumulate_sample(uint64_t n, int b) {
   for (int f = 0; f < F; ++f) omega[lstar * r + f] += theta_[f];
   if (b == 0 && outside_) (*outside_)(rng, T_);
 
-  // Scores s_hℓ = x_ℓ·k_h/√D = Σ_i κ_hi ω_ℓi; values g_ℓ = ω_ℓ,F+1 (docs/model.md §9 step 3).
-  for (int h = 0; h < H; ++h) {
-    const double* kh = kappa_.data() + h * r;
-    for (int l = 0; l < L; ++l) {
-      const double* wl = omega + l * r;
-      double s = 0;
-      for (int i = 0; i < r; ++i) s += kh[i] * wl[i];
-      S_(h, l) = s;
-    }
-  }
+  // Scores s_hℓ and values g_ℓ = ω_ℓ,F+1 (docs/model.md §9 step 3).
+  frame_scores(kappa_.data(), omega, S_.data(), H, L, r);
   for (int l = 0; l < L; ++l) g_[l] = omega[l * r + F];
   kernel_.forward(S_, g_, c_);
-  const double y = g_[lstar] + std::sqrt(model_.noise) * xi;
+  const double y = g_[lstar] + noise_sd * xi;
   const double res = kernel_.output() - y;
   if (!std::isfinite(res)) diverged_ = true;
   kernel_.apply_jacobian(g_, J_);
@@ -276,7 +271,8 @@ void GramEngine::step_fixed(uint64_t n) {
   (*outside_)(rng, T_);
 
   double S[H * L], g[L];
-  frame_scores<L, H, r>(kappa, omega, S);
+  frame_scores(kappa, omega, S, std::integral_constant<int, H>{}, std::integral_constant<int, L>{},
+               std::integral_constant<int, r>{});
   for (int l = 0; l < L; ++l) g[l] = omega[l * r + F];
   AttentionKernelFixed<H, L> kernel(model_.activation);
   kernel.forward(S, g, c);
