@@ -59,7 +59,15 @@ class MnistEngine final : public SgdEngine {
 
  private:
   void sample_gradient(uint64_t n, int b, RowMatrix& G);
+  void draw_tokens(uint64_t n, uint32_t base, int lstar, const double* spike);
+  void sum_partial_scores();
   void add_tokens_times(double scale, const RowMatrix& coef, double* target) const;
+  Eigen::MatrixXd background_root(const OrderParameters& op) const;
+  struct SpikeContributions {
+    Eigen::MatrixXd scores;  // H × test digits
+    Eigen::VectorXd values;  // per test digit
+  };
+  SpikeContributions spike_contributions(const std::vector<int>& digits) const;
 
   const MnistTask& task_;
   ModelSpec model_;  // owned: an engine outlives the flags it was made from

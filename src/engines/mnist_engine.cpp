@@ -52,23 +52,33 @@ void MnistEngine::sample_gradient(uint64_t n, int b, RowMatrix& G) {
   const int lstar = static_cast<int>(scalars.below(static_cast<uint32_t>(L_)));
   const double* spike = task_.train_digit(static_cast<int>(scalars.below(static_cast<uint32_t>(task_.n_train()))));
   const double xi = model_.noise > 0 ? scalars.normal() : 0.0;
-  const double amp = std::sqrt(nu_);
+  draw_tokens(n, base, lstar, spike);
+  sum_partial_scores();
 
+  kernel_.forward(S_, g_, c_);
+  const double y = g_[lstar] + std::sqrt(model_.noise) * xi;  // y = x_ℓ*·v*/√D (+ label noise)
+  const double r = kernel_.output() - y;
+  if (!std::isfinite(r)) diverged_ = true;
+  kernel_.apply_jacobian(g_, J_);
+  G = r * J_;
+  if (model_.readout == Readout::Learned) c_grad_ += r * kernel_.head_outputs();
+}
+
+// Tokens x_ℓ = z_ℓ (+ √ν p̂ at ℓ*, docs/model.md §11) chunk by chunk into tokens_, with each
+// chunk's partial scores Σ_d k_hd x_ℓd and values Σ_d v*_d x_ℓd into partial_ (one thread: at
+// D = 784 a step is too small to share).
+void MnistEngine::draw_tokens(uint64_t n, uint32_t base, int lstar, const double* spike) {
   const int H = H_, L = L_;
-  double* tokens = tokens_.data();
+  const double amp = std::sqrt(nu_);
   const double* keys = keys_.data();
   const double* vstar = vstar_.data();
-  double* partial = partial_.data();
-  // Tokens chunk by chunk, with partial scores Σ_d k_hd x_ℓd and values Σ_d v*_d x_ℓd.
-// (one thread: at D = 784 a step is too small to share)
   for (int64_t ch = 0; ch < chunks_; ++ch) {
     const int64_t d0 = ch * kChunk, len = std::min(kChunk, D - d0);
-    double* part = partial + ch * (H + 1) * L;
+    double* part = partial_.data() + ch * (H + 1) * L;
     for (int l = 0; l < L; ++l) {
-      double* x = tokens + l * D + d0;
+      double* x = tokens_.data() + l * D + d0;
       fill_normal(StreamId{seed_, Purpose::Train, base + static_cast<uint32_t>(l), n}, static_cast<uint64_t>(d0), x,
                   static_cast<std::size_t>(len));
-      // x_ℓ* = z_ℓ* + √ν p̂ (docs/model.md §11).
       if (l == lstar)
         for (int64_t d = 0; d < len; ++d) x[d] += amp * spike[d0 + d];
       for (int h = 0; h <= H; ++h) {
@@ -80,24 +90,22 @@ void MnistEngine::sample_gradient(uint64_t n, int b, RowMatrix& G) {
       }
     }
   }
-  const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));
+}
+
+// Scores S_hℓ = k_h·x_ℓ/√D and values g_ℓ = v*·x_ℓ/√D from the chunks' partial sums, added in
+// chunk order.
+void MnistEngine::sum_partial_scores() {
+  const int H = H_, L = L_;
   S_.setZero();
   g_.setZero();
   for (int64_t ch = 0; ch < chunks_; ++ch) {
-    const double* part = partial + ch * (H + 1) * L;
+    const double* part = partial_.data() + ch * (H + 1) * L;
     S_ += Eigen::Map<const RowMatrix>(part, H, L);
     g_ += Eigen::Map<const Eigen::VectorXd>(part + H * L, L);
   }
+  const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));
   S_ *= inv_sqrt_d;
-  g_ *= inv_sqrt_d;  // g_ℓ = x_ℓ·v*/√D
-
-  kernel_.forward(S_, g_, c_);
-  const double y = g_[lstar] + std::sqrt(model_.noise) * xi;  // y = x_ℓ*·v*/√D (+ label noise)
-  const double r = kernel_.output() - y;
-  if (!std::isfinite(r)) diverged_ = true;
-  kernel_.apply_jacobian(g_, J_);
-  G = r * J_;
-  if (model_.readout == Readout::Learned) c_grad_ += r * kernel_.head_outputs();
+  g_ *= inv_sqrt_d;
 }
 
 // target_h −= scale Σ_ℓ coef_hℓ x_ℓ for every head h (target is H × D).
@@ -164,29 +172,37 @@ std::vector<int> MnistEngine::test_digits(int samples, int n_test) {
   return out;
 }
 
-MeanEstimate MnistEngine::test_error(int samples) const {
-  const int H = H_, L = L_;
-  const double d = static_cast<double>(D), amp = std::sqrt(nu_);
-  const OrderParameters op = order_parameters();
-  // Covariance of (k_1·z, …, k_H·z, v*·z)/√D for z ~ N(0, I_D), and a symmetric square root.
+// Symmetric square root of the covariance of (k_1·z, …, k_H·z, v*·z)/√D for z ~ N(0, I_D)
+// (the background tokens' scores and value, docs/model.md §11).
+Eigen::MatrixXd MnistEngine::background_root(const OrderParameters& op) const {
+  const int H = H_;
   Eigen::MatrixXd sigma(H + 1, H + 1);
   sigma.topLeftCorner(H, H) = op.Q;
   sigma.topRightCorner(H, 1) = op.R;
   sigma.bottomLeftCorner(1, H) = op.R.transpose();
-  sigma(H, H) = Eigen::Map<const Eigen::VectorXd>(vstar_.data(), D).squaredNorm() / d;
+  sigma(H, H) = Eigen::Map<const Eigen::VectorXd>(vstar_.data(), D).squaredNorm() / static_cast<double>(D);
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(sigma);
-  const Eigen::MatrixXd C =
-      eig.eigenvectors() * eig.eigenvalues().cwiseMax(0.0).cwiseSqrt().asDiagonal() * eig.eigenvectors().transpose();
+  return eig.eigenvectors() * eig.eigenvalues().cwiseMax(0.0).cwiseSqrt().asDiagonal() * eig.eigenvectors().transpose();
+}
 
-  const std::vector<int> digits = test_digits(samples, task_.n_test());
+// The spike's contribution √ν (K p̂, v*·p̂)/√D of each test digit p̂: scores H × digits, values.
+MnistEngine::SpikeContributions MnistEngine::spike_contributions(const std::vector<int>& digits) const {
   const int used = static_cast<int>(digits.size());
   RowMatrix P(used, D);
   for (int k = 0; k < used; ++k) P.row(k) = Eigen::Map<const Eigen::RowVectorXd>(task_.test_digit(digits[k]), D);
-  // The spike's contribution √ν (K p̂, v*·p̂)/√D for each of them.
-  const Eigen::Map<const RowMatrix> K(keys_.data(), H, D);
+  const Eigen::Map<const RowMatrix> K(keys_.data(), H_, D);
   const Eigen::Map<const Eigen::VectorXd> v(vstar_.data(), D);
-  const Eigen::MatrixXd spike_s = amp / std::sqrt(d) * (K * P.transpose());  // H × used
-  const Eigen::VectorXd spike_g = amp / std::sqrt(d) * (P * v);              // used
+  const double amp = std::sqrt(nu_) / std::sqrt(static_cast<double>(D));
+  return {amp * (K * P.transpose()), amp * (P * v)};
+}
+
+// Test error: each sample's L tokens are Gaussian given the keys (their scores and value a
+// linear map of H + 1 normals), the test digit's spike added at ℓ* (docs/model.md §11).
+MeanEstimate MnistEngine::test_error(int samples) const {
+  const int H = H_, L = L_;
+  const Eigen::MatrixXd C = background_root(order_parameters());
+  const std::vector<int> digits = test_digits(samples, task_.n_test());
+  const SpikeContributions spike = spike_contributions(digits);
 
   // Sample n takes uniform n (its position) and normals [n·per, (n+1)·per) of one Test stream:
   // one fill for all samples, the same numbers at every call.
@@ -203,16 +219,15 @@ MeanEstimate MnistEngine::test_error(int samples) const {
   for (int n = 0; n < samples; ++n) {
     const double* z = normals.data() + per * static_cast<std::size_t>(n);
     const int lstar = std::min(L - 1, static_cast<int>(uniforms[n] * L));
-    const int digit = n % used;
     for (int l = 0; l < L; ++l) {
       w.noalias() = C * Eigen::Map<const Eigen::VectorXd>(z + l * (H + 1), H + 1);
       S.col(l) = w.head(H);
       g[l] = w[H];
     }
-    S.col(lstar) += spike_s.col(digit);
-    g[lstar] += spike_g[digit];
-    const double xi = z[per - 1];
-    const double y = g[lstar] + std::sqrt(model_.noise) * xi;
+    const int digit = n % static_cast<int>(digits.size());
+    S.col(lstar) += spike.scores.col(digit);
+    g[lstar] += spike.values[digit];
+    const double y = g[lstar] + std::sqrt(model_.noise) * z[per - 1];
     kernel.forward(S, g, c_);
     const double e = (kernel.output() - y) * (kernel.output() - y);
     sum += e;
