@@ -57,6 +57,7 @@ class SymmetrisedTheory {
     std::vector<double> sign;
     std::vector<std::size_t> inverse_source;
   };
+  static Action action_of(const StateLayout& lay, const std::vector<int>& perm, const std::vector<double>& sign);
   TheoryEngine engine_;
   std::vector<int> flipped_;
   std::vector<Action> actions_;

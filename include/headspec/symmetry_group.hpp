@@ -19,7 +19,9 @@ class SymmetryGroup {
   /// beyond (H! samples per orbit would be too many).
   static constexpr int kMaxFullHeads = 4;
 
-  explicit SymmetryGroup(const ModelSpec& model);
+  /// The kept permutations, or (every_permutation) all H! of them at any H — the whole group,
+  /// which the linearisation averages over (linearisation.hpp; it refuses large groups first).
+  explicit SymmetryGroup(const ModelSpec& model, bool every_permutation = false);
 
   /// The prior's sign-symmetric directions f (Prior::sign_symmetric_directions).
   const std::vector<int>& sign_directions() const { return signs_; }

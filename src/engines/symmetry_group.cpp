@@ -24,11 +24,12 @@ std::vector<double> packed(const OrderParameters& op) {
 
 }  // namespace
 
-SymmetryGroup::SymmetryGroup(const ModelSpec& model) : signs_(model.prior.sign_symmetric_directions()) {
+SymmetryGroup::SymmetryGroup(const ModelSpec& model, bool every_permutation)
+    : signs_(model.prior.sign_symmetric_directions()) {
   const int H = model.H;
   std::vector<int> perm(H);
   std::iota(perm.begin(), perm.end(), 0);
-  all_perms_ = H <= kMaxFullHeads;
+  all_perms_ = every_permutation || H <= kMaxFullHeads;
   if (all_perms_) {
     do perms_.push_back(perm);
     while (std::next_permutation(perm.begin(), perm.end()));

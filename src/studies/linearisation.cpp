@@ -9,6 +9,7 @@
 #include "headspec/errors.hpp"
 #include "headspec/specialisation.hpp"
 #include "headspec/study_checks.hpp"
+#include "headspec/symmetry_group.hpp"
 #include "headspec/theory_diffusion.hpp"
 #include "headspec/theory_ode.hpp"
 
@@ -36,54 +37,61 @@ int linearisation_direction(int direction, const ModelSpec& model) {
   return direction - 1;
 }
 
+namespace {
+
+// The whole symmetry group (every head permutation: its average is the projection on the
+// symmetric subspace), refused (naming --H) beyond 1024 elements.
+SymmetryGroup whole_group(const ModelSpec& model) {
+  const double signs = std::ldexp(1.0, static_cast<int>(model.prior.sign_symmetric_directions().size()));
+  if (signs * std::tgamma(model.H + 1.0) > 1024)
+    throw ParameterError("H", fmt::format("the symmetry group ({} head permutations × {} sign flips) has more than 1024 "
+                                          "elements; use fewer heads",
+                                          std::tgamma(model.H + 1.0), signs));
+  return SymmetryGroup(model, true);
+}
+
+}  // namespace
+
 SymmetrisedTheory::SymmetrisedTheory(const ModelSpec& model, const TheoryOptions& options,
                                      const std::atomic<bool>* stop)
     : engine_(model, integrated_options(options)), flipped_(model.prior.sign_symmetric_directions()), stop_(stop) {
   const StateLayout& lay = engine_.layout();
-  const int H = lay.H(), F = lay.F();
-  double group = std::ldexp(1.0, static_cast<int>(flipped_.size()));
-  for (int h = 2; h <= H; ++h) group *= h;
-  if (group > 1024)
-    throw ParameterError("H", fmt::format("the symmetry group ({} head permutations × {} sign flips) has more than 1024 "
-                                 "elements; use fewer heads",
-                                 std::tgamma(H + 1.0), std::ldexp(1.0, static_cast<int>(flipped_.size()))));
-  std::vector<int> perm(H);
-  std::iota(perm.begin(), perm.end(), 0);
-  const int n_signs = 1 << flipped_.size();
-  // (g x)_{M_hf} = s_f x_{M_π(h)f}, R_h ← R_π(h), Q_hg ← Q_π(h)π(g), c_h ← c_π(h).
-  auto make_action = [&](const std::vector<int>& p, const std::vector<double>& s) {
-    Action a;
-    a.source.resize(lay.size());
-    a.sign.assign(lay.size(), 1.0);
-    for (int h = 0; h < H; ++h) {
-      for (int f = 0; f < F; ++f) {
-        a.source[lay.m_index(h, f)] = lay.m_index(p[h], f);
-        a.sign[lay.m_index(h, f)] = s[f];
-      }
-      a.source[lay.r_index(h)] = lay.r_index(p[h]);
-      for (int g = h; g < H; ++g) a.source[lay.q_index(h, g)] = lay.q_index(p[h], p[g]);
-      if (lay.learned_readout()) a.source[lay.c_index(h)] = lay.c_index(p[h]);
-    }
-    return a;
-  };
-  do {
-    std::vector<int> inverse(H);
-    for (int h = 0; h < H; ++h) inverse[perm[h]] = h;
-    for (int mask = 0; mask < n_signs; ++mask) {
-      std::vector<double> s(F, 1.0);
-      for (std::size_t k = 0; k < flipped_.size(); ++k)
-        if (mask & (1 << k)) s[flipped_[k]] = -1.0;
-      Action a = make_action(perm, s);
+  const SymmetryGroup group = whole_group(model);
+  for (const std::vector<int>& perm : group.permutations()) {
+    std::vector<int> inverse(perm.size());
+    for (std::size_t h = 0; h < perm.size(); ++h) inverse[perm[h]] = static_cast<int>(h);
+    for (int sigma = 0; sigma < group.sign_count(); ++sigma) {
+      std::vector<double> s(lay.F());
+      for (int f = 0; f < lay.F(); ++f) s[f] = group.sign(sigma, f);
+      Action a = action_of(lay, perm, s);
       // g⁻¹ = (π⁻¹, s): the signs are their own inverse and commute with the permutation.
-      a.inverse_source = make_action(inverse, s).source;
+      a.inverse_source = action_of(lay, inverse, s).source;
       actions_.push_back(std::move(a));
     }
-  } while (std::next_permutation(perm.begin(), perm.end()));
+  }
   for (std::size_t i = 0; i < lay.size(); ++i) {
     bool is_r = false;
-    for (int h = 0; h < H; ++h) is_r = is_r || i == lay.r_index(h);
+    for (int h = 0; h < lay.H(); ++h) is_r = is_r || i == lay.r_index(h);
     if (!is_r) free_.push_back(i);
   }
+}
+
+// (g x)_{M_hf} = s_f x_{M_π(h)f}, R_h ← R_π(h), Q_hg ← Q_π(h)π(g), c_h ← c_π(h).
+SymmetrisedTheory::Action SymmetrisedTheory::action_of(const StateLayout& lay, const std::vector<int>& perm,
+                                                       const std::vector<double>& sign) {
+  Action a;
+  a.source.resize(lay.size());
+  a.sign.assign(lay.size(), 1.0);
+  for (int h = 0; h < lay.H(); ++h) {
+    for (int f = 0; f < lay.F(); ++f) {
+      a.source[lay.m_index(h, f)] = lay.m_index(perm[h], f);
+      a.sign[lay.m_index(h, f)] = sign[f];
+    }
+    a.source[lay.r_index(h)] = lay.r_index(perm[h]);
+    for (int g = h; g < lay.H(); ++g) a.source[lay.q_index(h, g)] = lay.q_index(perm[h], perm[g]);
+    if (lay.learned_readout()) a.source[lay.c_index(h)] = lay.c_index(perm[h]);
+  }
+  return a;
 }
 
 void SymmetrisedTheory::rate(const double* x, double* out, double* error) const {
@@ -382,6 +390,24 @@ LinearisationResult linearise(const ModelSpec& model, const LinearisationSpec& s
   return res;
 }
 
+namespace {
+
+// Least-squares slope of ln y against t over records [from, to).
+double log_slope(const std::vector<double>& t, const std::vector<double>& y, std::size_t from, std::size_t to) {
+  double st = 0, sy = 0, stt = 0, sty = 0;
+  const double n = static_cast<double>(to - from);
+  for (std::size_t i = from; i < to; ++i) {
+    const double ly = std::log(y[i]);
+    st += t[i];
+    sy += ly;
+    stt += t[i] * t[i];
+    sty += t[i] * ly;
+  }
+  return (n * sty - st * sy) / (n * stt - st * st);
+}
+
+}  // namespace
+
 GrowthCheck growth_check(const ModelSpec& model, const LinearisationSpec& spec, const LinearisationResult& lin,
                          double epsilon, double T, double record_every) {
   if (!(std::isfinite(epsilon) && epsilon > 0 && epsilon < 0.1))
@@ -412,18 +438,7 @@ GrowthCheck growth_check(const ModelSpec& model, const LinearisationSpec& spec, 
     }
     if (!all_finite(x)) throw DivergenceError("the growth check diverged", out.t.back());
   }
-  auto slope = [&](std::size_t from, std::size_t to) {  // of ln spread against t, least squares
-    double st = 0, sy = 0, stt = 0, sty = 0;
-    const double n = static_cast<double>(to - from);
-    for (std::size_t i = from; i < to; ++i) {
-      const double y = std::log(out.spread[i]);
-      st += out.t[i];
-      sy += y;
-      stt += out.t[i] * out.t[i];
-      sty += out.t[i] * y;
-    }
-    return (n * sty - st * sy) / (n * stt - st * st);
-  };
+  auto slope = [&](std::size_t from, std::size_t to) { return log_slope(out.t, out.spread, from, to); };
   const std::size_t m = out.t.size();
   out.fitted_rate = slope(0, m);
   const std::size_t q = std::max<std::size_t>(2, m / 4);

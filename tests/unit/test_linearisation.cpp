@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
+#include "headspec/errors.hpp"
 #include "headspec/linearisation.hpp"
 #include "headspec/theory_diffusion.hpp"
 
@@ -59,6 +61,24 @@ TEST(Linearisation, SymmetrisedRateIsEquivariant) {
   theory.engine().evaluate(x.data(), 0, a);
   theory.engine().evaluate(gx.data(), 0, b);
   EXPECT_GT(std::abs(b.rate[lay.m_index(0, 1)] + a.rate[lay.m_index(1, 1)]), 1e-6);
+}
+
+TEST(Linearisation, AveragesOverEveryHeadPermutationAndRefusesLargeGroups) {
+  // Beyond SymmetryGroup::kMaxFullHeads the symmetric samples keep the cyclic shifts only;
+  // the linearisation's average is over the whole group: 5! permutations × 2 signs at H = 5.
+  ModelSpec model = fig6_model();
+  model.H = 5;
+  TheoryOptions mc;
+  mc.samples = 200;
+  EXPECT_EQ(SymmetrisedTheory(model, mc).group_size(), 240u);
+  model.H = 7;  // 7! × 2 > 1024
+  try {
+    SymmetrisedTheory too_large(model, mc);
+    ADD_FAILURE() << "a group of 10080 elements was accepted";
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(e.name(), "H");
+    EXPECT_NE(std::string(e.what()).find("5040 head permutations × 2 sign flips"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Linearisation, EigenvalueMatchesGrowthRateOfTheSpread) {
