@@ -52,6 +52,7 @@ class GramEngine final : public SgdEngine {
   static EngineFactory factory(const ModelSpec& model, int64_t D);
 
  private:
+  void draw_initial_keys();
   void select_step();
   void step_general(uint64_t n);
   void accumulate_sample(uint64_t n, int b, double noise_sd);

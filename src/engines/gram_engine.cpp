@@ -114,7 +114,13 @@ GramEngine::GramEngine(const ModelSpec& model, int64_t D, uint32_t seed)
   } else {
     At_.resize(H_, H_);
   }
-  const double sd = std::sqrt(model.q0), inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));
+  draw_initial_keys();
+  select_step();
+}
+
+// κ(0), the keys' frame coordinates at t = 0.
+void GramEngine::draw_initial_keys() {
+  const double sd = std::sqrt(model_.q0), inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D_));
   // Coordinates on u_f/√D and v*/√D: k_h·e_i/√D for i ≤ F, the dense engine's numbers with
   // its arithmetic (√q0·x, then /√D), so M(0) and R(0) agree to the last bit.
   Eigen::VectorXd fixed(F_ + 1);
@@ -129,10 +135,8 @@ GramEngine::GramEngine(const ModelSpec& model, int64_t D, uint32_t seed)
   // D − F − 1 < H.
   RandomStream rng(StreamId{seed_, Purpose::KeyInit, static_cast<uint32_t>(H_), 0});
   RowMatrix initial;
-  sample_bartlett(rng, H_, static_cast<double>(D - F_ - 1), initial);
+  sample_bartlett(rng, H_, static_cast<double>(D_ - F_ - 1), initial);
   kappa_.block(0, F_ + 1, H_, initial.cols()) = (sd * inv_sqrt_d) * initial;
-
-  select_step();
 }
 
 // The sizes with a fixed-size step: the seed paper's L = 5 and 10 (Fig. 6, bench_gram) and
