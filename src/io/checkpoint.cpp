@@ -204,10 +204,10 @@ bool is_checkpoint_file(const std::string& path) {
   return in.read(head.data(), static_cast<std::streamsize>(head.size())) && head == kMagic;
 }
 
-std::string decode_checkpoint(const std::string& path, const nlohmann::json& params) {
-  // The largest checkpoints (dense runs at D = 10^7) are a few GB; a larger file is not ours.
-  const std::string file = read_input_file(path, "resume", std::size_t(1) << 36);
-  const std::string_view view(file);
+namespace {
+
+// The body of the checkpoint `view` read from `path`, once its header and SHA-256 check.
+std::string_view checked_body(const std::string& path, std::string_view view) {
   if (!view.starts_with(kMagic)) corrupt(fmt::format("'{}' is not a headspec checkpoint", path));
   std::size_t pos = kMagic.size();
   auto line = [&](std::string_view key) {
@@ -226,7 +226,29 @@ std::string decode_checkpoint(const std::string& path, const nlohmann::json& par
   const std::string_view body = view.substr(pos);
   if (sha256_hex(body.data(), body.size()) != digest)
     corrupt(fmt::format("'{}' is corrupt or truncated (its SHA-256 does not match)", path));
-  StateReader reader(body);
+  return body;
+}
+
+// Refuses a checkpoint written with other parameters, naming the first that differs (a JSON
+// pointer such as /model/lr).
+void check_same_parameters(const std::string& path, const nlohmann::json& saved, const nlohmann::json& params) {
+  if (saved == params) return;
+  const nlohmann::json patch = nlohmann::json::diff(saved, params);
+  std::string where = patch.empty() ? "?" : patch[0].value("path", "?");
+  std::string there = "absent", here = "absent";
+  const nlohmann::json::json_pointer ptr(where);
+  if (saved.contains(ptr)) there = saved.at(ptr).dump();
+  if (params.contains(ptr)) here = params.at(ptr).dump();
+  corrupt(fmt::format("'{}' was written with other parameters ({}: {} there, {} here)", path, where.substr(1), there,
+                      here));
+}
+
+}  // namespace
+
+std::string decode_checkpoint(const std::string& path, const nlohmann::json& params) {
+  // The largest checkpoints (dense runs at D = 10^7) are a few GB; a larger file is not ours.
+  const std::string file = read_input_file(path, "resume", std::size_t(1) << 36);
+  StateReader reader(checked_body(path, file));
   nlohmann::json saved;
   try {
     saved = nlohmann::json::parse(reader.string());
@@ -235,17 +257,7 @@ std::string decode_checkpoint(const std::string& path, const nlohmann::json& par
   }
   std::string state = reader.string();
   reader.expect_end();
-  if (saved != params) {
-    // Name the first parameter that differs (a JSON pointer such as /model/lr).
-    const nlohmann::json patch = nlohmann::json::diff(saved, params);
-    std::string where = patch.empty() ? "?" : patch[0].value("path", "?");
-    std::string there = "absent", here = "absent";
-    const nlohmann::json::json_pointer ptr(where);
-    if (saved.contains(ptr)) there = saved.at(ptr).dump();
-    if (params.contains(ptr)) here = params.at(ptr).dump();
-    corrupt(fmt::format("'{}' was written with other parameters ({}: {} there, {} here)", path, where.substr(1), there,
-                        here));
-  }
+  check_same_parameters(path, saved, params);
   return state;
 }
 
