@@ -64,19 +64,22 @@ def final_errors(table, sidecar, s):
 
 
 def expectations_text(keys, commands):
-    """How the theory took its expectations, for the title: the (activation, H) that took laplace
-    (auto: softmax and softmax-1 with H ≤ 2) and the range of N of each sampling method (sobol rounds
-    N up to whole orbit sets, docs/model.md §6)."""
-    laplace, sampled = [], {}
+    """How the theory took its expectations, for the title: the activations and H that took
+    laplace (auto: softmax and softmax-1 with H ≤ 2) and the range of N of each sampling method
+    (sobol rounds N up to whole orbit sets, docs/model.md §6)."""
+    label = {name: text for name, text, *_ in ACTIVATIONS}
+    laplace, sampled = {}, {}
     for key, command in zip(keys, commands):
         method, n = method_and_samples(theory_settings_of_csv(command[command.index("--out") + 1]))
         if n is None:
-            name = f"{key[4]} H = {key[3]}"
-            if name not in laplace:
-                laplace.append(name)
+            laplace.setdefault(label[key[4]], set()).add(key[3])
         else:
             sampled.setdefault(method, []).append(int(n))
-    parts = [f"laplace for {', '.join(laplace)}"] if laplace else []
+    heads = {name: "H = " + ", ".join(str(H) for H in sorted(Hs)) for name, Hs in laplace.items()}
+    if len(set(heads.values())) == 1:
+        parts = [f"laplace for {' and '.join(heads)} at {next(iter(heads.values()))}"]
+    else:
+        parts = [f"laplace for {', '.join(f'{name} at {h}' for name, h in heads.items())}"] if heads else []
     parts += [f"{m} N = {min(n)}" + (f"–{max(n)}" if max(n) > min(n) else "") for m, n in sampled.items()]
     return "; ".join(parts)
 

@@ -89,7 +89,7 @@ def test_quick_figure(number, tmp_path):
     if number == 12:
         assert expectations.startswith("laplace (H = 2); sobol N = ")  # sobol's N rounded up per H
         assert "laplace" not in expectations.split("; ", 1)[1] and all(f"H = {H}" in expectations for H in (4, 5, 8))
-    if number in (8, 9, 13):  # drawn here with --mc-method sobol: every panel sobol
+    if number in (4, 8, 9, 13):  # drawn here with --mc-method sobol: every panel sobol
         assert "laplace" not in str(expectations) and "sobol N = " in str(expectations)
     if number == 6:
         assert meta["parameters"]["linearised"]["expectations"] == "laplace"
@@ -135,6 +135,25 @@ def test_expectations_named_per_panel(tmp_path):
     panels = [("H = 2", "laplace"), ("H = 4", "sobol N = 20480"), ("H = 2", "laplace"), ("H = 5", "sobol N = 20480")]
     assert common.expectations_by_panel(panels) == "laplace (H = 2); sobol N = 20480 (H = 4, H = 5)"
     assert common.expectations_by_panel(panels[:1] + panels[2:3]) == "laplace"
+
+
+def test_figure_four_names_the_laplace_points(tmp_path):
+    """Fig. 4's title groups the laplace commands by activation: one H list when they share it."""
+    import fig04
+    laplace = {"mc": 1000, "mc_method": "auto", "mc_method_used": "laplace", "mc_samples_used": 0}
+    sobol = {"mc": 1000, "mc_method": "auto", "mc_method_used": "sobol"}
+    runs = [("softmax", 1, laplace), ("softmax1", 1, laplace), ("softmax", 2, laplace), ("softmax1", 2, laplace),
+            ("bsoftmax", 2, dict(sobol, mc_samples_used=2048)), ("softmax", 4, dict(sobol, mc_samples_used=24576))]
+    keys, commands = [], []
+    for n, (act, H, theory) in enumerate(runs):
+        (tmp_path / f"run{n}.csv.json").write_text(json.dumps({"theory": theory}))
+        keys.append(("a", 10.0, 4, H, act, "learned"))
+        commands.append(["theory", "--out", str(tmp_path / f"run{n}.csv")])
+    both = "laplace for softmax and softmax-1 at H = 1, 2; sobol N = 2048–24576"
+    assert fig04.expectations_text(keys, commands) == both
+    assert fig04.expectations_text(keys[1:], commands[1:]) == \
+        "laplace for softmax-1 at H = 1, 2, softmax at H = 2; sobol N = 2048–24576"
+    assert fig04.expectations_text(keys[4:], commands[4:]) == "sobol N = 2048–24576"
 
 
 def test_bad_simulation_engine_is_bad_input(tmp_path):
