@@ -78,7 +78,10 @@ void report_runs(const TheorySettings& o, const ModelSpec& model, const Integrat
                  const std::vector<TheoryResult>& results) {
   for (std::size_t k = 0; k < results.size(); ++k) {
     const auto& r = results[k];
-    if (r.trajectory.diverged && integration.method == Integrator::Dopri5)
+    if (r.trajectory.diverged && !r.trajectory.diverged_because.empty())
+      std::cerr << fmt::format("headspec: run {} diverged at t = {}: {}; the rows before it are kept; {}\n", k,
+                               r.trajectory.diverged_at, r.trajectory.diverged_because, smaller_step_advice(model));
+    else if (r.trajectory.diverged && integration.method == Integrator::Dopri5)
       std::cerr << fmt::format(
           "headspec: run {} diverged (NaN, overflow, or dopri5's step size collapsed: over 1000 steps per unit of t) "
           "at t = {}; the rows before it are kept; {}\n",

@@ -70,6 +70,9 @@ struct Trajectory {
   std::vector<Record> records;
   bool diverged = false;
   double diverged_at = 0;  ///< time of the step that diverged (or of the first non-finite record)
+  /// Why, when an engine said (the theory's exploded states, docs/model.md §6 "Divergence");
+  /// empty for NaN or overflow. For messages only: not kept in checkpoints.
+  std::string diverged_because;
   bool interrupted = false;  ///< stopped by Checkpointing::interrupt; its state is in the checkpoint
 };
 

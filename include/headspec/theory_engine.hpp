@@ -65,6 +65,12 @@ struct TheoryOptions {
   /// (docs/model.md §6, "Laplace quadrature"; docs/theory.md §2).
   int quadrature_nodes = 24;
   double quadrature_step = 0.5;
+  /// The most one evaluation may allocate (bytes; 0: a quarter of the default --max-memory)
+  /// and compute (laplace's terms, LaplaceQuadrature::cost): laplace's rules grow with the
+  /// scores' spread, so an exploding state would need unbounded memory and time. A state past
+  /// either is an exploded one (docs/model.md §6, "Divergence").
+  double max_evaluation_bytes = 0;
+  double max_evaluation_terms = 3e11;
 };
 
 /// The method an engine with these options uses: options.method, and for Auto laplace where its
@@ -144,6 +150,14 @@ class TheoryEngine {
   void evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t = 0) const;
   /// Same, from a packed state.
   void evaluate(const double* x, uint64_t draw, TheoryEvaluation& out, double t = 0) const;
+  /// Both throw DivergenceError (at t) instead of evaluating at a state that has exploded:
+  /// not finite, an order parameter past kExplodedScale times the model's scale, or (laplace)
+  /// rules that would need more than the options' max_evaluation_bytes or _terms (docs/model.md
+  /// §6, "Divergence"). Checked before anything is allocated.
+  void check_evaluable(const OrderParameters& op, double t) const;
+  /// An order parameter of magnitude past kExplodedScale · max(1, q0, max ν_f) has exploded:
+  /// no state of a converging run comes within three orders of magnitude of it.
+  static constexpr double kExplodedScale = 1e6;
 
   /// The covariance over the samples of one sample's rates (the integrand of the rates,
   /// StateLayout order, per unit t): Σ of the stochastic theory (docs/model.md §12), in

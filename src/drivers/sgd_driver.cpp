@@ -35,14 +35,21 @@ class SgdRun {
     }
     watched_ = watched_directions(model_, sim_.stop_when_specialised, out_.trajectory.records);
     clock_ = CheckpointClock(ckpt_ ? ckpt_->every : 0, static_cast<double>(sim_.D) / model_.batch, done_);
-    for (int64_t k = k0_; k <= sim_.records(); ++k)
+    for (int64_t k = k0_; k <= sim_.records(); ++k) {
+      if (repeats_a_time(k)) continue;
       if (!step_to(sim_.steps_at(k, model_.batch), k) || !record() || specialised()) break;
+    }
     if (!out_.trajectory.interrupted) out_.final_state = engine_->final_state();
     return std::move(out_);
   }
 
  private:
   uint32_t seed() const { return sim_.seed + static_cast<uint32_t>(run_); }
+  // Record k falls on the same step as record k − 1 when --record-every is below one step
+  // (B/D): the state there is recorded once, at the first of them (docs/cli.md "simulate").
+  bool repeats_a_time(int64_t k) const {
+    return k > 0 && sim_.steps_at(k, model_.batch) == sim_.steps_at(k - 1, model_.batch);
+  }
   double time_at(int64_t steps) const { return model_.time_of_step(steps, sim_.D); }
 
   // An in-progress slot: its state is the steps done, the next record k and the engine's.

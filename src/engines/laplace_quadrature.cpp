@@ -3,11 +3,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <mutex>
-
 #include <stdexcept>
+#include <utility>
 
 #include "symmetric_samples.hpp"
 
@@ -87,11 +88,21 @@ RelevantImages relevant_images(const Prior& prior) {
 
 // The grid of u for one head: u = 0 first, then e^{k·step} for k from the scale where u Z_h is
 // negligible (the part below is left out, u_weights) to where e^{−u Z_h} is.
-Eigen::ArrayXd u_grid(double variance, double shift, int L, double step) {
+// The exponents k0 … k1 of that grid, as doubles: their count is the grid's size, computed
+// before anything is allocated (LaplaceQuadrature::cost), whatever the state.
+// A variance below 0 (a stage of a step too large leaving the Gram matrices) counts as 0, as
+// the scores' roots take it (symmetric_roots).
+std::pair<double, double> u_exponents(double variance, double shift, int L, double step) {
+  variance = std::max(variance, 0.0);
   const double sd = std::sqrt(variance);
   const double lo = -(std::log(static_cast<double>(L)) + 0.5 * variance + shift) - 16.0;
   const double hi = sd * std::sqrt(74.0 / std::max(1, L - 1)) + shift + 2.0;
-  const int k0 = static_cast<int>(std::floor(lo / step)), k1 = static_cast<int>(std::ceil(hi / step));
+  return {std::floor(lo / step), std::ceil(hi / step)};
+}
+
+Eigen::ArrayXd u_grid(double variance, double shift, int L, double step) {
+  const auto [lo, hi] = u_exponents(variance, shift, L, step);
+  const int k0 = static_cast<int>(lo), k1 = static_cast<int>(hi);
   Eigen::ArrayXd u(k1 - k0 + 2);
   u[0] = 0.0;
   for (int k = k0; k <= k1; ++k) u[k - k0 + 1] = std::exp(k * step);
@@ -229,6 +240,9 @@ void LaplaceQuadrature::add_integrand(const Expression& e) {
 
 namespace {
 
+// Whether the product rule keeps node (i, j): its weight reaches 10^-16 (product_rule).
+bool keeps(const Eigen::VectorXd& w, int i, int j) { return w[i] * w[j] >= 1e-16; }
+
 // Product Gauss–Hermite nodes ξ ∈ R^H (H × nodes) with their weights; for H = 2 the nodes whose
 // weight is below 10^-16 are left out (a quarter of them at 24 per dimension): every term is a
 // bounded ratio times a polynomial in s, so they could change it by about their weight.
@@ -238,7 +252,7 @@ void product_rule(int H, int per_dimension, Eigen::MatrixXd& xi, Eigen::ArrayXd&
   std::vector<int> kept;
   const int n = H == 1 ? per_dimension : per_dimension * per_dimension;
   for (int i = 0; i < n; ++i)
-    if (H == 1 || w[i % per_dimension] * w[i / per_dimension] >= 1e-16) kept.push_back(i);
+    if (H == 1 || keeps(w, i % per_dimension, i / per_dimension)) kept.push_back(i);
   xi.resize(H, static_cast<Eigen::Index>(kept.size()));
   weight.resize(static_cast<Eigen::Index>(kept.size()));
   for (std::size_t k = 0; k < kept.size(); ++k) {
@@ -247,6 +261,20 @@ void product_rule(int H, int per_dimension, Eigen::MatrixXd& xi, Eigen::ArrayXd&
     weight[k] = w[i % per_dimension];
     if (H == 2) xi(1, k) = x[i / per_dimension], weight[k] *= w[i / per_dimension];
   }
+}
+
+// The nodes product_rule keeps, counted without building them: for up to kCountedNodes per
+// dimension from the rule's weights (its eigenproblem is cached and small), beyond as all of
+// them (an upper bound: a state that wide is refused in any case, LaplaceQuadrature::cost).
+double kept_positions(int H, int per_dimension) {
+  constexpr int kCountedNodes = 512;
+  if (H == 1) return per_dimension;
+  if (per_dimension > kCountedNodes) return static_cast<double>(per_dimension) * per_dimension;
+  const Eigen::VectorXd& w = gauss_hermite(per_dimension).w;
+  double kept = 0;
+  for (int i = 0; i < per_dimension; ++i)
+    for (int j = 0; j < per_dimension; ++j) kept += keeps(w, i, j) ? 1 : 0;
+  return kept;
 }
 
 // The nodes per dimension for scores of standard deviation up to sd: `base` up to sd = 2, then
@@ -259,21 +287,45 @@ int nodes_for(int base, double sd) {
   return n + (n % 2);
 }
 
+// What sets the size of the rules at a state: the widest score variance (the nodes per
+// dimension), and per head the variance and largest mean of the scores (the u grid).
+struct RuleScales {
+  double widest = 0;
+  Eigen::VectorXd variance, shift;
+};
+
+RuleScales rule_scales(const ModelSpec& model, const RelevantImages& images, const OrderParameters& op) {
+  RuleScales r;
+  r.widest = op.Q.diagonal().maxCoeff();
+  r.variance = op.Q.diagonal();
+  r.shift = Eigen::VectorXd::Zero(model.H);
+  if (model.prior.kind() == PriorKind::Gauss) {
+    const Eigen::MatrixXd cov = op.Q + op.M * model.prior.nu().asDiagonal() * op.M.transpose();
+    r.widest = std::max(r.widest, cov.diagonal().maxCoeff());
+    r.variance = r.variance.cwiseMax(cov.diagonal());
+    return r;
+  }
+  for (const Eigen::VectorXd& theta : images.theta) r.shift = r.shift.cwiseMax((op.M * theta).cwiseAbs());
+  return r;
+}
+
+int per_dimension_at(const RuleScales& r, int base_nodes) {
+  return nodes_for(base_nodes, std::sqrt(std::max(r.widest, 0.0)));
+}
+
 Positions positions_at(const ModelSpec& model, const RelevantImages& images, const OrderParameters& op,
                        int base_nodes) {
   const int H = model.H, F = model.F();
   Positions p;
   Eigen::MatrixXd root, inverse_root, xi;
   theory_rates::symmetric_roots(op.Q, root, inverse_root);
-  double widest = op.Q.diagonal().maxCoeff();
-  if (model.prior.kind() == PriorKind::Gauss)
-    widest = std::max(widest, (op.Q + op.M * model.prior.nu().asDiagonal() * op.M.transpose()).diagonal().maxCoeff());
-  product_rule(H, nodes_for(base_nodes, std::sqrt(std::max(widest, 0.0))), xi, p.background.weight);
+  const RuleScales scales = rule_scales(model, images, op);
+  product_rule(H, per_dimension_at(scales, base_nodes), xi, p.background.weight);
   const Eigen::MatrixXd B = op.M.transpose() * inverse_root;  // E[λ | s] = θ 1[ℓ = ℓ*] + B ξ (docs/model.md §6)
   p.background.s = root * xi;
   p.background.lambda = B * xi;
-  p.variance = op.Q.diagonal();
-  p.shift = Eigen::VectorXd::Zero(H);
+  p.variance = scales.variance;
+  p.shift = scales.shift;
   if (model.prior.kind() == PriorKind::Gauss) {
     // λ = ζ + θ ~ N(0, Σ), Σ = I + diag ν: s ~ N(0, Q + M diag(ν) Mᵀ), E[λ | s] = Σ Mᵀ Cov(s)^{+1/2} ξ.
     const Eigen::VectorXd nu = model.prior.nu();
@@ -283,7 +335,6 @@ Positions positions_at(const ModelSpec& model, const RelevantImages& images, con
     const Eigen::MatrixXd K = (Eigen::VectorXd::Ones(F) + nu).asDiagonal() * op.M.transpose() * ri;
     p.relevant.push_back(PositionKind{r * xi, K * xi, p.background.weight});
     p.relevant_weight.push_back(1.0);
-    p.variance = p.variance.cwiseMax(cov.diagonal());
     return p;
   }
   p.group = images.group;
@@ -292,7 +343,6 @@ Positions positions_at(const ModelSpec& model, const RelevantImages& images, con
     p.relevant.push_back(
         PositionKind{p.background.s.colwise() + mean, p.background.lambda.colwise() + images.theta[i], p.background.weight});
     p.relevant_weight.push_back(images.weight[i]);
-    p.shift = p.shift.cwiseMax(mean.cwiseAbs());
   }
   return p;
 }
@@ -437,6 +487,31 @@ std::vector<double> LaplaceQuadrature::expectations(const OrderParameters& op) c
     out.push_back(sum);
   }
   return out;
+}
+
+LaplaceQuadrature::Cost LaplaceQuadrature::cost(const OrderParameters& op) const {
+  const RuleScales scales = rule_scales(model_, images_, op);
+  const int per_dimension = per_dimension_at(scales, nodes_);
+  const double positions = kept_positions(model_.H, per_dimension);
+  const double kinds = static_cast<double>(std::max<std::size_t>(images_.theta.size(), 1)) + 1;
+  std::array<double, kMaxHeads> n_u{1, 1};
+  double decay_entries = 0;
+  for (int h = 0; h < model_.H; ++h) {
+    const auto [lo, hi] = u_exponents(scales.variance[h], scales.shift[h], model_.L, step_);
+    n_u[h] = hi - lo + 2;
+    decay_entries += kinds * (max_power_[h] + 1) * n_u[h] * positions;
+  }
+  const double grid = n_u[0] * n_u[1];
+  double one_position = 0;  // per monomial and kind: a product through the positions
+  for (int need : need_) one_position += kinds * (need & kWhole ? grid : n_u[0] + n_u[1]) * positions;
+  double shape_terms = 0;
+  for (const Shape& shape : shapes_) shape_terms += static_cast<double>(shape.partitions.size()) * 8.0 * grid;
+  const double monomials = static_cast<double>(monomials_.size());
+  Cost c;
+  const double threads = std::max(1, omp_get_max_threads());
+  c.bytes = 8.0 * (decay_entries + (2.0 * monomials + threads * kinds + model_.L + 1.0) * grid + threads * n_u[0] * positions);
+  c.terms = decay_entries + one_position + shape_terms;
+  return c;
 }
 
 }  // namespace headspec::laplace

@@ -45,6 +45,14 @@ class LaplaceQuadrature {
   /// The integrands' expectations at op, in RateIntegrands order: |e|², μ_h (H), Σ P λ (H·F),
   /// then per pair h ≤ g the overlap drift, Σ Φ·Φ and |e|² Σ Φ·Φ + 2 Σ P P.
   std::vector<double> expectations(const OrderParameters& op) const;
+  /// What expectations(op) allocates at its peak (bytes: the decay matrices, the ψ grids and
+  /// their powers) and computes (terms: multiply-adds of the one-position integrals and the
+  /// u sums), from the rules' sizes at op and before anything is allocated. Both grow with the
+  /// scores' spread (nodes ∝ sd, u grid ∝ variance), without bound on a diverging state.
+  struct Cost {
+    double bytes = 0, terms = 0;
+  };
+  Cost cost(const OrderParameters& op) const;
   /// Which slices of a one-position integral ψ(u_1, u_2) the terms read: all of it, or only
   /// u_1 = 0, or only u_2 = 0 (a term without Z_h is its integrand at u_h = 0).
   static constexpr int kFirstZero = 1, kSecondZero = 2, kWhole = 4;

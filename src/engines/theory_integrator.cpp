@@ -254,6 +254,8 @@ void integrate_fixed_step(Stepper stepper, TheoryRun& run, OdeState& x) {
     odeint::integrate_n_steps(stepper, std::ref(run.system), x, static_cast<double>(k0) * dt, dt,
                               static_cast<std::size_t>(n_steps - k0), std::ref(observer));
   } catch (const StopIntegration&) {
+  } catch (const DivergenceError& e) {  // an exploded state, at a step's start or one of its stages
+    run.rules.diverged_by(e);
   }
 }
 
@@ -299,6 +301,8 @@ class Dopri5Integration {
         if (!step()) return;
       }
     } catch (const StopIntegration&) {
+    } catch (const DivergenceError& e) {  // an exploded state at an observation time
+      run_.rules.diverged_by(e);
     }
   }
 
@@ -335,6 +339,12 @@ class Dopri5Integration {
       stepper_.do_step(system);
     } catch (const StopIntegration&) {
       throw;
+    } catch (const DivergenceError&) {
+      // A stage at an exploded state (TheoryEngine::check_evaluable): for an adaptive stepper,
+      // a trial step far too long, rejected as its error control would reject it and retried
+      // five times shorter (odeint's largest cut). The accepted state is untouched; a state
+      // that keeps exploding shrinks the step below the cap below, a divergence.
+      stepper_.initialize(stepper_.current_state(), t, dt / 5);
     } catch (const std::exception&) {
       const auto& records = run_.result.trajectory.records;
       run_.rules.diverge(records.empty() ? 0.0 : records.back().t);

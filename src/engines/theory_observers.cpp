@@ -89,6 +89,12 @@ void StopRules::stop(StopRule rule, double t) {
   throw StopIntegration{};
 }
 
+void StopRules::diverged_by(const DivergenceError& e) {
+  result_.trajectory.diverged = true;
+  result_.trajectory.diverged_at = e.time;
+  result_.trajectory.diverged_because = e.what();
+}
+
 void StopRules::diverge(double t) {
   result_.trajectory.diverged = true;
   result_.trajectory.diverged_at = t;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "headspec/checkpoint.hpp"
+#include "headspec/errors.hpp"
 #include "headspec/run_slot.hpp"
 #include "headspec/theory_integrator.hpp"
 #include "headspec/theory_ode.hpp"
@@ -51,6 +52,9 @@ class StopRules {
   [[noreturn]] void stop(StopRule rule, double t);
   /// Marks the run diverged at t and ends it.
   [[noreturn]] void diverge(double t);
+  /// Marks the run diverged at the time of an exploded state the engine refused
+  /// (TheoryEngine::check_evaluable), keeping its reason for the message.
+  void diverged_by(const DivergenceError& e);
 
  private:
   const IntegrationSpec& spec_;

@@ -121,6 +121,7 @@ void unpermute(const StateLayout& lay, const std::vector<int>& perm, const std::
 }  // namespace
 
 void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const {
+  check_evaluable(op, t);
   if (options_.method == SamplingMethod::Plain) return evaluate_plain(op, draw, out, t);
   const SymmetryGroup& canonical = group();
   const std::vector<int>& perm = canonical.permutations()[canonical.canonical_permutation(op)];

@@ -242,3 +242,47 @@ TEST(TheoryLaplace, WideScoresStayAccurate) {
   }
   EXPECT_NEAR(a.error, b.error, 1e-5);
 }
+
+// docs/model.md §6, "Divergence": laplace's rules grow with the scores' spread, so the engine
+// refuses a state whose rules would pass its per-evaluation limits before allocating anything
+// (at Q_hh = 10^4 an evaluation would want tens of GiB: the test would crash without the
+// check), and every method refuses an order parameter past kExplodedScale · scale and a
+// non-finite one. The states of a converging run pass.
+TEST(TheoryLaplace, RefusesExplodedStatesBeforeAllocating) {
+  ModelSpec m;  // flip ν = (2, 2), L = 10, H = 2
+  const TheoryEngine laplace(m, laplace_options());
+  TheoryOptions sobol_options;
+  sobol_options.method = SamplingMethod::Sobol;
+  sobol_options.samples = 256;
+  const TheoryEngine sobol(m, sobol_options);
+  OrderParameters op = generic_state(m, false);
+  TheoryEvaluation ev;
+  EXPECT_NO_THROW(laplace.evaluate(op, 0, ev, 1.0));
+  EXPECT_NO_THROW(sobol.evaluate(op, 0, ev, 1.0));
+
+  OrderParameters wide = op;
+  wide.Q.diagonal().array() += 1e4;
+  try {
+    laplace.evaluate(wide, 0, ev, 2.5);
+    ADD_FAILURE() << "laplace evaluated at Q_hh = 10^4";
+  } catch (const DivergenceError& e) {
+    EXPECT_EQ(e.time, 2.5);
+    EXPECT_NE(std::string(e.what()).find("laplace's rules"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(sobol.evaluate(wide, 0, ev, 2.5)) << "a sampled method's cost does not grow with the state";
+
+  OrderParameters exploded = op;
+  exploded.c[1] = 2.1 * TheoryEngine::kExplodedScale * 2.0;  // past 10^6 · max(1, q0, ν) = 2·10^6
+  for (const TheoryEngine* engine : {&laplace, &sobol}) {
+    try {
+      engine->evaluate(exploded, 0, ev, 3.0);
+      ADD_FAILURE() << "evaluated at c_2 = 4.2e6";
+    } catch (const DivergenceError& e) {
+      EXPECT_NE(std::string(e.what()).find("c_2 = 4.2e+06"), std::string::npos) << e.what();
+    }
+  }
+  OrderParameters not_finite = op;
+  not_finite.M(0, 1) = std::nan("");
+  EXPECT_THROW(sobol.evaluate(not_finite, 0, ev, 3.0), DivergenceError);
+}
+
