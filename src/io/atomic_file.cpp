@@ -26,6 +26,26 @@
 namespace headspec {
 namespace {
 
+// The process's umask, read once: from /proc/self/status (Linux 4.7 on), which leaves it
+// unchanged for the other threads, else by setting it and putting it back.
+mode_t process_umask() {
+  static const mode_t mask = [] {
+    if (FILE* f = std::fopen("/proc/self/status", "r")) {
+      char line[256];
+      unsigned value = 0;
+      bool found = false;
+      while (!found && std::fgets(line, sizeof line, f) != nullptr) found = std::sscanf(line, "Umask: %o", &value) == 1;
+      std::fclose(f);
+      if (found) return static_cast<mode_t>(value);
+    }
+    const mode_t m = ::umask(022);
+    ::umask(m);
+    return m;
+  }();
+  return mask;
+}
+
+
 struct TemporarySlot {
   std::atomic<bool> taken{false};
   std::atomic<bool> live{false};  // name holds a file to remove on a signal
@@ -129,7 +149,8 @@ AtomicFile::AtomicFile(const std::string& path, const std::string& content) : pa
   }
   try {
     write_all(fd, content, path);
-    if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) fail("write", path, errno);
+    // mkstemp makes the file 0600; a written file gets 0666 less the umask, as open() would give it.
+    if (::fchmod(fd, 0666 & ~process_umask()) != 0 || ::fsync(fd) != 0) fail("write", path, errno);
   } catch (...) {
     ::close(fd);
     ::unlink(s.name);

@@ -2,7 +2,11 @@
 // (docs/testing.md, hardening).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <sstream>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -70,4 +74,23 @@ TEST(Hardening, EmptyTextValuesAreRefusedNotTakenAsAbsent) {
   // The grid of one point stays '' (docs/cli.md).
   const auto one = run_cli("sweep --engine gram --grid '' --T 0 --L 3 --D 50 --test-samples 10 --progress off");
   EXPECT_EQ(one.status, 0) << one.err;
+}
+
+// Outputs are created as open() would create them: 0666 less the umask (issue: they were 0644
+// whatever the umask). Every file a run writes — the CSV, its sidecar, a checkpoint — under
+// umask 077 and 002.
+TEST(Hardening, OutputsHonourTheUmask) {
+  const auto dir = fresh_dir("umask");
+  for (const auto& [mask, mode] : std::vector<std::pair<std::string, unsigned>>{{"077", 0600u}, {"002", 0664u}}) {
+    SCOPED_TRACE("umask " + mask);
+    const auto out = dir / ("out" + mask + ".csv");
+    const auto r = run_cli("simulate --engine gram --D 200 --L 4 --T 1 --out " + out.string(), "umask " + mask + ";");
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const auto& file : {out, std::filesystem::path(out.string() + ".json")}) {
+      struct stat st {};
+      ASSERT_EQ(::stat(file.c_str(), &st), 0) << file;
+      EXPECT_EQ(st.st_mode & 0777u, mode) << file;
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
