@@ -266,14 +266,15 @@ void product_rule(int H, int per_dimension, Eigen::MatrixXd& xi, Eigen::ArrayXd&
 // The nodes product_rule keeps, counted without building them: for up to kCountedNodes per
 // dimension from the rule's weights (its eigenproblem is cached and small), beyond as all of
 // them (an upper bound: a state that wide is refused in any case, LaplaceQuadrature::cost).
-double kept_positions(int H, int per_dimension) {
-  constexpr int kCountedNodes = 512;
+double kept_positions(int H, double per_dimension) {
+  constexpr double kCountedNodes = 512;
   if (H == 1) return per_dimension;
-  if (per_dimension > kCountedNodes) return static_cast<double>(per_dimension) * per_dimension;
-  const Eigen::VectorXd& w = gauss_hermite(per_dimension).w;
+  if (!(per_dimension <= kCountedNodes)) return per_dimension * per_dimension;
+  const int n = static_cast<int>(per_dimension);
+  const Eigen::VectorXd& w = gauss_hermite(n).w;
   double kept = 0;
-  for (int i = 0; i < per_dimension; ++i)
-    for (int j = 0; j < per_dimension; ++j) kept += keeps(w, i, j) ? 1 : 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) kept += keeps(w, i, j) ? 1 : 0;
   return kept;
 }
 
@@ -281,10 +282,11 @@ double kept_positions(int H, int per_dimension) {
 // in proportion (even counts). The one-position integrands e^{k s − u e^s} change over a unit of
 // s whatever u, so a fixed rule in ξ = s/sd resolves them only up to some sd: with 24 nodes the
 // error was 10^-8 at Q_hh = 2.5 and 8.8, 5·10^-6 at 17 and 10^-3 at 65; scaled, 10^-7 throughout
-// (docs/theory.md §2). The count steps with the state, by less than the rule's error.
-int nodes_for(int base, double sd) {
-  const int n = static_cast<int>(std::ceil(base * std::max(1.0, sd / 2.0)));
-  return n + (n % 2);
+// (docs/theory.md §2). The count steps with the state, by less than the rule's error. A double,
+// so that LaplaceQuadrature::cost can read it at states too wide for an int.
+double nodes_wanted(int base, double sd) {
+  const double n = std::ceil(base * std::max(1.0, sd / 2.0));
+  return n + std::fmod(n, 2.0);
 }
 
 // What sets the size of the rules at a state: the widest score variance (the nodes per
@@ -309,8 +311,8 @@ RuleScales rule_scales(const ModelSpec& model, const RelevantImages& images, con
   return r;
 }
 
-int per_dimension_at(const RuleScales& r, int base_nodes) {
-  return nodes_for(base_nodes, std::sqrt(std::max(r.widest, 0.0)));
+double per_dimension_at(const RuleScales& r, int base_nodes) {
+  return nodes_wanted(base_nodes, std::sqrt(std::max(r.widest, 0.0)));
 }
 
 Positions positions_at(const ModelSpec& model, const RelevantImages& images, const OrderParameters& op,
@@ -320,7 +322,7 @@ Positions positions_at(const ModelSpec& model, const RelevantImages& images, con
   Eigen::MatrixXd root, inverse_root, xi;
   theory_rates::symmetric_roots(op.Q, root, inverse_root);
   const RuleScales scales = rule_scales(model, images, op);
-  product_rule(H, per_dimension_at(scales, base_nodes), xi, p.background.weight);
+  product_rule(H, static_cast<int>(per_dimension_at(scales, base_nodes)), xi, p.background.weight);
   const Eigen::MatrixXd B = op.M.transpose() * inverse_root;  // E[λ | s] = θ 1[ℓ = ℓ*] + B ξ (docs/model.md §6)
   p.background.s = root * xi;
   p.background.lambda = B * xi;
@@ -491,8 +493,7 @@ std::vector<double> LaplaceQuadrature::expectations(const OrderParameters& op) c
 
 LaplaceQuadrature::Cost LaplaceQuadrature::cost(const OrderParameters& op) const {
   const RuleScales scales = rule_scales(model_, images_, op);
-  const int per_dimension = per_dimension_at(scales, nodes_);
-  const double positions = kept_positions(model_.H, per_dimension);
+  const double positions = kept_positions(model_.H, per_dimension_at(scales, nodes_));
   const double kinds = static_cast<double>(std::max<std::size_t>(images_.theta.size(), 1)) + 1;
   std::array<double, kMaxHeads> n_u{1, 1};
   double decay_entries = 0;
