@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -20,6 +21,21 @@ int usage_error(const std::string& message) {
     if (ch == '\n') ch = ' ';
   std::cerr << "headspec: error: " << line << "\n";
   return 2;
+}
+
+// The first argument when it is a word (not a flag) that names no subcommand: CLI11 would
+// report only "A subcommand is required" for a misspelt one.
+std::string unknown_subcommand(int argc, const char* const* argv, const std::vector<Command>& commands) {
+  if (argc < 2 || argv[1][0] == '-') return {};
+  for (const Command& c : commands)
+    if (c.sub->get_name() == argv[1]) return {};
+  return argv[1];
+}
+
+std::string subcommand_names(const std::vector<Command>& commands) {
+  std::vector<std::string> names;
+  for (const Command& c : commands) names.push_back(c.sub->get_name());
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 }  // namespace
 
@@ -45,6 +61,8 @@ int run_cli(int argc, const char* const* argv, bool check_only) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (const std::string word = unknown_subcommand(argc, argv, commands); !word.empty())
+      return usage_error(fmt::format("unknown subcommand '{}' (one of: {})", word, subcommand_names(commands)));
     return usage_error(e.what());
   }
   try {

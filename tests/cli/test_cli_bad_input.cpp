@@ -47,3 +47,16 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{"--readout-lr x", "--readout-lr"}));
 
 }  // namespace
+
+// A misspelt subcommand is named, with the list of them, on one line (status 2): CLI11 alone
+// said "A subcommand is required".
+TEST(CliSubcommand, UnknownSubcommandIsNamed) {
+  const auto r = run_cli("simulat --T 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "headspec: error: unknown subcommand 'simulat' (one of: simulate, bayes, figure, theory, mnist, sweep, "
+            "linearise)\n");
+  const auto none = run_cli("");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.err.find("A subcommand is required"), std::string::npos) << none.err;
+}
