@@ -28,6 +28,9 @@ extern "C" void on_signal(int sig) {
 }  // namespace
 
 void install_signal_handlers() {
+  // A closed pipe on standard output is a failed write, reported on one line with status 1
+  // (docs/cli.md "Errors"), not a silent death by SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);

@@ -2,7 +2,11 @@
 // (docs/testing.md, hardening).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <sstream>
@@ -92,5 +96,36 @@ TEST(Hardening, OutputsHonourTheUmask) {
       EXPECT_EQ(st.st_mode & 0777u, mode) << file;
     }
   }
+  std::filesystem::remove_all(dir);
+}
+
+// Output into a closed pipe: one line on stderr and status 1 (docs/cli.md "Errors"), not a
+// silent death by SIGPIPE. The pipe's read end is closed before the program starts, so its
+// write fails whatever the machine's load.
+TEST(Hardening, ClosedPipeOnStandardOutputIsOneLineAndStatus1) {
+  const auto dir = fresh_dir("closed_pipe");
+  const auto err = dir / "err";
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ::close(fds[0]);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGPIPE, SIG_DFL);  // as a shell would start it
+    ::dup2(fds[1], 1);
+    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(e, 2);
+    ::execl(HEADSPEC_BINARY, HEADSPEC_BINARY, "simulate", "--engine", "gram", "--D", "100", "--L", "4", "--T", "2",
+            "--progress", "off", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  const std::string message = read_file(err);
+  EXPECT_EQ(count_lines(message), 1) << message;
+  EXPECT_NE(message.find("standard output"), std::string::npos) << message;
   std::filesystem::remove_all(dir);
 }
