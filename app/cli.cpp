@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "commands.hpp"
@@ -14,8 +16,18 @@
 
 namespace headspec::app {
 namespace {
-// One line on stderr, exit status 2 (docs/cli.md "Errors").
+// Whether this process is rank 0 of an MPI launch, or not launched by MPI: read from the
+// launcher's environment (Open MPI, PMIx, PMI), so that a refusal made before MPI starts —
+// while the flags are parsed — is printed once, not once per rank (docs/cluster.md).
+bool first_rank_or_alone() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* rank = std::getenv(name); rank != nullptr) return std::string(rank) == "0";
+  return true;
+}
+
+// One line on stderr (rank 0 only under MPI), exit status 2 (docs/cli.md "Errors").
 int usage_error(const std::string& message) {
+  if (!first_rank_or_alone()) return 2;
   std::string line = message;
   for (char& ch : line)
     if (ch == '\n') ch = ' ';

@@ -59,5 +59,11 @@ TEST(SweepMpi, TwoRanksWriteTheSingleProcessBytes) {
   EXPECT_NE(bad.err.find("headspec: error: --grid"), std::string::npos) << bad.err;
   EXPECT_EQ(bad.err.find("headspec: error: --grid"), bad.err.rfind("headspec: error: --grid")) << bad.err;
   EXPECT_FALSE(fs::exists(out));
+  // A refusal made while the flags are parsed, before MPI starts: once too (rank 0).
+  const auto parse = run_cli("sweep --engine gram --T 1 --out " + out.string(), mpirun);
+  EXPECT_EQ(parse.status, 2) << parse.err;
+  EXPECT_NE(parse.err.find("headspec: error: --grid is required"), std::string::npos) << parse.err;
+  EXPECT_EQ(parse.err.find("headspec: error:"), parse.err.rfind("headspec: error:")) << parse.err;
+  EXPECT_FALSE(fs::exists(out));
 #endif
 }
