@@ -86,9 +86,7 @@ RelevantImages relevant_images(const Prior& prior) {
   return out;
 }
 
-// The grid of u for one head: u = 0 first, then e^{k·step} for k from the scale where u Z_h is
-// negligible (the part below is left out, u_weights) to where e^{−u Z_h} is.
-// The exponents k0 … k1 of that grid, as doubles: their count is the grid's size, computed
+// The exponents k0 … k1 of u_grid's nodes, as doubles: their count is the grid's size, computed
 // before anything is allocated (LaplaceQuadrature::cost), whatever the state.
 // A variance below 0 (a stage of a step too large leaving the Gram matrices) counts as 0, as
 // the scores' roots take it (symmetric_roots).
@@ -100,6 +98,8 @@ std::pair<double, double> u_exponents(double variance, double shift, int L, doub
   return {std::floor(lo / step), std::ceil(hi / step)};
 }
 
+// The grid of u for one head: u = 0 first, then e^{k·step} for k from the scale where u Z_h is
+// negligible (the part below is left out, u_weights) to where e^{−u Z_h} is.
 Eigen::ArrayXd u_grid(double variance, double shift, int L, double step) {
   const auto [lo, hi] = u_exponents(variance, shift, L, step);
   const int k0 = static_cast<int>(lo), k1 = static_cast<int>(hi);
@@ -505,7 +505,7 @@ LaplaceQuadrature::Cost LaplaceQuadrature::cost(const OrderParameters& op) const
   const double grid = n_u[0] * n_u[1];
   double one_position = 0;  // per monomial and kind: a product through the positions
   for (int need : need_) one_position += kinds * (need & kWhole ? grid : n_u[0] + n_u[1]) * positions;
-  double shape_terms = 0;
+  double shape_terms = 0;  // shape_value: per partition, products and sums of ≤ 4 blocks' grids, ≈ 8 passes
   for (const Shape& shape : shapes_) shape_terms += static_cast<double>(shape.partitions.size()) * 8.0 * grid;
   const double monomials = static_cast<double>(monomials_.size());
   Cost c;

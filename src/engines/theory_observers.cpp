@@ -90,15 +90,18 @@ void StopRules::stop(StopRule rule, double t) {
 }
 
 void StopRules::diverged_by(const DivergenceError& e) {
-  result_.trajectory.diverged = true;
-  result_.trajectory.diverged_at = e.time;
+  mark_diverged(e.time);
   result_.trajectory.diverged_because = e.what();
 }
 
 void StopRules::diverge(double t) {
+  mark_diverged(t);
+  throw StopIntegration{};
+}
+
+void StopRules::mark_diverged(double t) {
   result_.trajectory.diverged = true;
   result_.trajectory.diverged_at = t;
-  throw StopIntegration{};
 }
 
 run_slot::Slot expect_in_progress(const std::string& bytes) {

@@ -57,6 +57,8 @@ class StopRules {
   void diverged_by(const DivergenceError& e);
 
  private:
+  void mark_diverged(double t);
+
   const IntegrationSpec& spec_;
   TheoryResult& result_;
   double last_record_;

@@ -45,7 +45,6 @@ mode_t process_umask() {
   return mask;
 }
 
-
 struct TemporarySlot {
   std::atomic<bool> taken{false};
   std::atomic<bool> live{false};  // name holds a file to remove on a signal
