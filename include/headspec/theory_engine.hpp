@@ -156,7 +156,7 @@ class TheoryEngine {
   /// §6, "Divergence"). Checked before anything is allocated.
   void check_evaluable(const OrderParameters& op, double t) const;
   /// An order parameter of magnitude past kExplodedScale · max(1, q0, max ν_f) has exploded:
-  /// no state of a converging run comes within three orders of magnitude of it.
+  /// over three orders of magnitude above the largest ν_f² of the figures (400).
   static constexpr double kExplodedScale = 1e6;
 
   /// The covariance over the samples of one sample's rates (the integrand of the rates,
