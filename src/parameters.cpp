@@ -199,12 +199,11 @@ const ParameterTable<SimulateSettings>& simulate_parameters() {
   return table;
 }
 
-const ParameterTable<TheorySettings>& theory_parameters() {
-  using S = TheorySettings;
+const ParameterTable<TheoryFlags>& theory_flag_parameters() {
+  using S = TheoryFlags;
   static const ParameterTable<S> table = [] {
-    ParameterTable<S> t = model_run_checkpoint<S>("theory");
     const std::string g = "theory";
-    return append(t, {
+    return ParameterTable<S>{
         parameter<S>("mc", &S::mc, "Monte Carlo samples N per evaluation of the right-hand side", kShowDefault, g),
         // In the sidecar as mc_mode (fixed | resample).
         parameter<S>("mc-resample", &S::mc_resample,
@@ -217,22 +216,18 @@ const ParameterTable<TheorySettings>& theory_parameters() {
                      "--mc-resample; --mc unused) (docs/model.md §6, docs/theory.md §2)",
                      kShowDefault, g),
         parameter<S>("mc-seed", &S::mc_seed,
-                     "seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k; with --sde "
-                     "every run uses those of --seed)",
+                     "seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k; the "
+                     "stochastic theory: every run those of --seed)",
                      kShowDefault, g),
-        parameter<S>("mc-error", &S::mc_error,
-                     "add the columns loss_se, <column>_se, the error of every value: sobol integrates each of the 8 "
-                     "randomisations alone, their spread over √8 (twice the time); laplace integrates with a coarser "
-                     "rule, |difference| (about 1.3 times the time) (docs/theory.md §2)",
-                     0, g),
         parameter<S>("integrator", &S::integrator, "rk4 | dopri5 | euler | heun (default rk4; euler with --mc-resample)",
                      0),
         parameter<S>("dt", &S::dt, "time step (initial step for dopri5)", kShowDefault, g),
-        parameter<S>("init-D", &S::init_D, "D of the finite-D initialisation drawn for M(0), Q(0)", kShowDefault, g),
+        parameter<S>("init-D", &S::init_D,
+                     "D of the finite-D initialisation drawn for M(0), Q(0) (sweep --engine sde: each point's D)",
+                     kShowDefault, g),
         parameter<S>("init-engine", &S::init_engine,
                      "engine whose initial state (same seed, D = --init-D) starts the ODE: dense | gram", kShowDefault,
                      g),
-        parameter<S>("runs", &S::runs, "independent runs (run k uses seed + k)", kShowDefault, g),
         parameter<S>("keep-R", &S::keep_R, "keep R(0) from the draw and sample the value channel (general path)", 0,
                      g),
         parameter<S>("until-converged", &S::until_converged,
@@ -244,26 +239,45 @@ const ParameterTable<TheorySettings>& theory_parameters() {
         parameter<S>("error-window", &S::error_window,
                      "window W of --until-error-settled: a whole multiple of 4 --record-every intervals", kShowDefault,
                      g),
-        parameter<S>("sde", &S::sde,
-                     "the stochastic theory of SGD at D = --init-D: each step adds the Brownian increment of "
-                     "covariance Σ dt/D (docs/model.md §12); rk4, heun or euler",
-                     0, g),
         // In the sidecar only when set.
         parameter<S>("sde-mc", &S::sde_mc,
-                     "with --sde: the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift); Σ needs "
-                     "less accuracy than the drift (docs/stochastic-theory.md §4)",
+                     "the stochastic theory (theory --sde, sweep --engine sde): the plain Monte Carlo samples of Σ "
+                     "(0: as many as --mc gives the drift); Σ needs less accuracy than the drift "
+                     "(docs/stochastic-theory.md §4)",
                      0),
         // In the sidecar only when set.
         parameter<S>("sde-reference-mc", &S::sde_reference_mc,
-                     "with --sde: correct the drift along the unspecialised path computed once with this many "
-                     "samples (0: no correction); removes the drift's bias on the plateau at small --mc; "
+                     "the stochastic theory: correct the drift along the unspecialised path computed once with this "
+                     "many samples (0: no correction); removes the drift's bias on the plateau at small --mc; "
                      "nothing to correct with laplace (docs/stochastic-theory.md §6)",
                      0),
         // In the sidecar only when set.
         parameter<S>("flow", &S::flow,
-                     "gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 "
-                     "(docs/model.md §6)",
+                     "gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 (not with the stochastic "
+                     "theory; docs/model.md §6)",
                      0),
+    };
+  }();
+  return table;
+}
+
+const ParameterTable<TheorySettings>& theory_parameters() {
+  using S = TheorySettings;
+  static const ParameterTable<S> table = [] {
+    ParameterTable<S> t = model_run_checkpoint<S>("theory");
+    append(t, nested<S, TheoryFlags>(theory_flag_parameters(), [](S& s) -> TheoryFlags& { return s; }));
+    const std::string g = "theory";
+    return append(t, {
+        parameter<S>("mc-error", &S::mc_error,
+                     "add the columns loss_se, <column>_se, the error of every value: sobol integrates each of the 8 "
+                     "randomisations alone, their spread over √8 (twice the time); laplace integrates with a coarser "
+                     "rule, |difference| (about 1.3 times the time) (docs/theory.md §2)",
+                     0, g),
+        parameter<S>("runs", &S::runs, "independent runs (run k uses seed + k)", kShowDefault, g),
+        parameter<S>("sde", &S::sde,
+                     "the stochastic theory of SGD at D = --init-D: each step adds the Brownian increment of "
+                     "covariance Σ dt/D (docs/model.md §12); rk4, heun or euler",
+                     0, g),
         parameter<S>("init-seed", &S::init_seed,
                      "seed of the initial state, the same for every run (-1: run k uses --seed + k); with --sde, "
                      "runs from one initial state with independent noise",
@@ -384,32 +398,6 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
         parameter<S>("D", &W::D, "token dimension (gram, dense, sde)", kShowDefault, "sweep"),
         parameter<S>("runs", &W::runs, "runs per grid point (run k uses seed + k)", kShowDefault, "sweep"),
         parameter<S>("test-samples", &W::test_samples, "fresh samples per error estimate (gram, dense)", kShowDefault, "sweep"),
-        parameter<S>("mc", &W::mc, "theory: Monte Carlo samples per evaluation", kShowDefault, "theory"),
-        parameter<S>("mc-resample", &W::mc_resample, "theory: fresh samples at every step", 0),
-        parameter<S>("mc-method", &W::mc_method, "theory: auto | plain | symmetric | sobol | laplace (auto: laplace where it applies, sobol otherwise; docs/model.md §6)", kShowDefault, "theory"),
-        parameter<S>("mc-seed", &W::mc_seed,
-                     "theory, sde: seed of the Monte Carlo samples (-1: run k uses --seed + k; sde: --seed for every run)",
-                     kShowDefault, "theory"),
-        parameter<S>("integrator", &W::integrator, "theory: rk4 | dopri5 | euler | heun", 0),
-        parameter<S>("dt", &W::dt, "theory: time step", kShowDefault, "theory"),
-        parameter<S>("init-D", &W::init_D, "theory: D of the initial state", kShowDefault, "theory"),
-        parameter<S>("init-engine", &W::init_engine, "theory: engine of the initial state (dense | gram)", kShowDefault, "theory"),
-        parameter<S>("flow", &W::flow, "theory: gradient flow, no η² term, time τ = ηt (docs/model.md §6)", 0),
-        parameter<S>("keep-R", &W::keep_R,
-                     "theory, sde: keep R(0) from the draw and sample the value channel (general path)", 0),
-        parameter<S>("sde-mc", &W::sde_mc, "sde: the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift)",
-                     0),
-        parameter<S>("sde-reference-mc", &W::sde_reference_mc,
-                     "sde: the drift corrected along the unspecialised path of this many samples (0: none; "
-                     "nothing to correct with laplace)", 0),
-        parameter<S>("until-converged", &W::until_converged, "theory: stop a run once every |derivative| is below this",
-                     0, "theory"),
-        parameter<S>("until-error-settled", &W::until_error_settled,
-                     "theory: stop a run once the recorded error's means over the four quarters of the last "
-                     "--error-window differ by less than this fraction of the last one",
-                     0, "theory"),
-        parameter<S>("error-window", &W::error_window,
-                     "theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals", kShowDefault, "theory"),
         parameter<S>("delta", &W::delta, "specialisation threshold δ (docs/model.md §10)", kShowDefault, "sweep"),
         parameter<S>("stop-when-specialised", &W::stop_when_specialised,
                      "stop a run once every direction of prior mean zero has specialised", 0, "sweep"),
@@ -424,6 +412,9 @@ const ParameterTable<SweepCommandSettings>& sweep_parameters() {
                      "task); the same command without --shard then writes the CSV (docs/cluster.md)",
                      kCliOnly),
     });
+    // The theory's flags, for --engine theory or sde (SweepPlan refuses them otherwise).
+    append(t, nested<S, TheoryFlags>(theory_flag_parameters(), [](S& s) -> TheoryFlags& { return s; },
+                                      "--engine theory, sde: "));
     return append(t, limit_parameters<S>());
   }();
   return table;

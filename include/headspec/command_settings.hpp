@@ -14,6 +14,7 @@
 #include "headspec/settings.hpp"
 #include "headspec/simulation.hpp"
 #include "headspec/sweep_plan.hpp"
+#include "headspec/theory_flags.hpp"
 #include "headspec/theory_runs.hpp"
 
 namespace headspec {
@@ -50,25 +51,10 @@ struct SimulateSettings : ModelSettings, RunSettings, OutputSettings, Checkpoint
   SimulationSpec simulation() const;
 };
 
-struct TheorySettings : ModelSettings, RunSettings, OutputSettings, CheckpointSettings, LimitSettings {
-  int64_t mc = 10000;
-  bool mc_resample = false;
-  std::string mc_method = "auto";
-  int64_t mc_seed = -1;  ///< −1: run k uses --seed + k
+struct TheorySettings : ModelSettings, RunSettings, OutputSettings, CheckpointSettings, LimitSettings, TheoryFlags {
   bool mc_error = false;
-  std::string integrator;  ///< empty: rk4, or euler with --mc-resample
-  double dt = 0.05;
-  int64_t init_D = 10000;
-  std::string init_engine = "dense";
   int runs = 1;
-  bool keep_R = false;
-  double until_converged = 0;
-  double until_error_settled = 0;
-  double error_window = 20;
   bool sde = false;
-  int64_t sde_mc = 0;  ///< 0: Σ from as many samples as the drift
-  int64_t sde_reference_mc = 0;  ///< 0: the drift not corrected along a reference path
-  bool flow = false;
   int64_t init_seed = -1;  ///< −1: run k starts from the draw of --seed + k
   bool stop_when_specialised = false;
   double delta = 0.2;
@@ -129,6 +115,8 @@ struct SweepCommandSettings : SweepSettings, OutputSettings, LimitSettings {
 };
 
 const ParameterTable<SimulateSettings>& simulate_parameters();
+/// The theory's flags (TheoryFlags), the rows theory_parameters() and sweep_parameters() share.
+const ParameterTable<TheoryFlags>& theory_flag_parameters();
 const ParameterTable<TheorySettings>& theory_parameters();
 const ParameterTable<BayesSettings>& bayes_parameters();
 const ParameterTable<MnistSettings>& mnist_parameters();

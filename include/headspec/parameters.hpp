@@ -60,13 +60,14 @@ Parameter<S> parameter(std::string name, T B::*member, std::string help, unsigne
           std::move(check)};
 }
 
-/// The parameters of `inner`, reached from S through `project` (the model settings of a sweep).
+/// The parameters of `inner`, reached from S through `project` (the model settings of a sweep),
+/// their help text after `help_prefix` (which engines of a sweep take them).
 template <class S, class Inner>
-ParameterTable<S> nested(const ParameterTable<Inner>& inner, Inner& (*project)(S&)) {
+ParameterTable<S> nested(const ParameterTable<Inner>& inner, Inner& (*project)(S&), const std::string& help_prefix = {}) {
   ParameterTable<S> out;
   for (const auto& p : inner)
-    out.push_back({p.name, p.help, [f = p.field, project](S& s) { return f(project(s)); }, p.flags, p.sidecar,
-                   p.check});
+    out.push_back({p.name, help_prefix + p.help, [f = p.field, project](S& s) { return f(project(s)); }, p.flags,
+                   p.sidecar, p.check});
   return out;
 }
 

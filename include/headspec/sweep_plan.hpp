@@ -18,12 +18,14 @@
 #include "headspec/simulation.hpp"
 #include "headspec/sweep.hpp"
 #include "headspec/theory_engine.hpp"
+#include "headspec/theory_flags.hpp"
 #include "headspec/theory_integrator.hpp"
 
 namespace headspec {
 
 /// The flags of `headspec sweep` that decide its numbers (not where they are written).
-struct SweepSettings {
+/// The theory's flags (TheoryFlags) apply with --engine theory or sde.
+struct SweepSettings : TheoryFlags {
   ModelSettings model;
   std::string grid;
   std::string engine = "gram";
@@ -33,22 +35,6 @@ struct SweepSettings {
   int64_t seed = 1;
   int runs = 1;
   int test_samples = 2000;
-  // theory
-  int64_t mc = 10000;
-  bool mc_resample = false;
-  std::string mc_method = "auto";
-  int64_t mc_seed = -1;  // −1: run k uses --seed + k
-  std::string integrator;
-  double dt = 0.05;
-  int64_t init_D = 10000;
-  std::string init_engine = "dense";
-  double until_converged = 0;  // stop rules (docs/theory.md §3)
-  double until_error_settled = 0;
-  double error_window = 20;
-  bool flow = false;  // gradient flow (docs/model.md §6)
-  bool keep_R = false;  // R(0) kept and the value channel sampled (docs/theory.md §1)
-  int64_t sde_mc = 0;   // sde: the plain samples of Σ (0: as many as the drift's)
-  int64_t sde_reference_mc = 0;  // sde: N° of the reference path (0: none)
   // specialisation (docs/model.md §10)
   double delta = 0.2;
   bool stop_when_specialised = false;
