@@ -63,7 +63,7 @@ std::unique_ptr<SweepPlan> prepare(const SweepOptions& o, bool writes) {
   auto plan = std::make_unique<SweepPlan>(o);
   parse_shard(o);
   progress_mode(o.progress);
-  check_budget(sweep_budget(o, *plan), o);
+  check_budget(sweep_budget(*plan), o);
   if (writes) run_files(o.out, o.model.prior).output("--summary", o.summary).folder("--work-dir", o.work_dir).check();
 
   // Last, as it creates the folder: nothing is made when another flag is wrong.

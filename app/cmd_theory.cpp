@@ -22,24 +22,10 @@ namespace {
 
 // The parameters that decide the numbers: the sidecar's, and a checkpoint's identity.
 nlohmann::json theory_params(const TheorySettings& o, const ModelSpec& model, const TheoryRuns& runs) {
-  const IntegrationSpec& integration = runs.integration();
   nlohmann::json params = sidecar_parameters(theory_parameters(), o);
   params["command"] = "theory";
   model.to_json(params["model"]);
-  nlohmann::json& t = params["theory"];
-  t["mc_mode"] = o.mc_resample ? "resample" : "fixed";
-  t["value_channel"] = o.keep_R ? "sampled" : "integrated";
-  t["integrator"] = to_string(integration.method);
-  t["dt"] = integration.dt;
-  t["dopri5_tolerance"] = integration.tolerance;
-  // Recorded only when set, so that sidecars and checkpoints without it stay as they were.
-  if (o.flow) t["flow"] = true;
-  if (o.sde_mc != 0) t["sde_mc"] = o.sde_mc;
-  if (o.sde_reference_mc != 0) t["sde_reference_mc"] = o.sde_reference_mc;
-  t["time"] =
-      o.flow ? "tau = lr t: gradient flow, no lr^2 term (docs/model.md §6)" : "t = samples seen / D, as for simulate";
-  t["mc_samples_used"] = runs.samples_used();
-  if (o.mc_method == "auto") t["mc_method_used"] = to_string(runs.sampling_method());
+  params["theory"].update(runs.config().identity_for(model));  // as sweep's and Python's
   return params;
 }
 
@@ -108,7 +94,7 @@ int run_theory(const TheorySettings& o, const std::vector<std::string>& argv, bo
   const ModelSpec model = o.to_spec();
   RunFiles files = run_files(o.out, o.prior);
   const TheoryRuns theory(model, o.runs_spec());
-  check_budget(theory_budget(o, model), o);
+  check_budget(theory_budget(theory, model), o);
   const ThreadLimit thread_limit(o.threads);  // --threads, for the rest of the command
   const ProgressMode progress_shown = progress_mode(o.progress);
   const IntegrationSpec& integration = theory.integration();

@@ -404,7 +404,7 @@ py::dict theory(const py::kwargs& all) {
   const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   const ModelSpec model = s.to_spec();
   const TheoryRuns theory_runs(model, s.runs_spec());
-  check_budget(theory_budget(s, model), s);
+  check_budget(theory_budget(theory_runs, model), s);
   std::vector<TheoryResult> results;
   const InterruptScope interrupt;
   const double records = std::floor(s.T / s.record_every + 1e-9) + 1;  // per run, unless a stop rule ends it
@@ -424,11 +424,7 @@ py::dict theory(const py::kwargs& all) {
   }
   py::dict out = trajectory_table(runs, model, model.F(), s.mc_error ? CsvErrors::all : CsvErrors::none, errors);
   nlohmann::json settings = sidecar_parameters(theory_parameters(), s)["theory"];
-  settings["mc_resample"] = s.mc_resample;
-  settings["integrator"] = to_string(theory_runs.integration().method);
-  settings["mc_samples_used"] = theory_runs.samples_used();
-  if (s.sde_mc != 0) settings["sde_mc"] = s.sde_mc;  // as the CLI's sidecar: only when set
-  if (s.sde_reference_mc != 0) settings["sde_reference_mc"] = s.sde_reference_mc;
+  settings.update(theory_runs.config().identity_for(model));  // as the CLI's sidecar
   out["model"] = model_dict(model);
   out["theory"] = from_json(settings);
   out["converged"] = converged;
@@ -656,7 +652,7 @@ py::dict sweep(const py::kwargs& all) {
   const SweepCommandSettings s = settings_from(sweep_parameters(), kwargs, "sweep");
   const ThreadLimit thread_limit(s.threads);  // threads=: for the call
   const SweepPlan plan(s);
-  check_budget(sweep_budget(s, plan), s);
+  check_budget(sweep_budget(plan), s);
   SweepTable table;
   const InterruptScope interrupt;
   PythonProgress progress(callback, plan.tasks(), interrupt);

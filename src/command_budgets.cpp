@@ -39,35 +39,39 @@ RunBudget sgd_budget(double runs, double T, double record_every, double D, bool 
   return b;
 }
 
-// The Monte Carlo options of a theory run from its flags (as TheoryRuns builds them).
-TheoryOptions theory_options(int64_t mc, const std::string& method, bool resample = false, bool sampled = false) {
+// The Monte Carlo options of linearise from its flags.
+TheoryOptions theory_options(int64_t mc, const std::string& method) {
   TheoryOptions options;
   options.samples = mc;
   options.method = parse_sampling_method(method);
-  options.mode = monte_carlo_mode(resample);
-  options.channel = sampled ? ValueChannel::Sampled : ValueChannel::Integrated;
   return options;
 }
 
 // The samples an evaluation uses: --mc itself for plain sampling, rounded up to whole
 // orbits of the symmetry group (and Sobol sets) otherwise.
-double samples_evaluated(const ModelSpec& m, int64_t mc, const std::string& method, bool resample = false,
-                         bool sampled = false) {
-  return static_cast<double>(TheoryEngine::samples_used(m, theory_options(mc, method, resample, sampled)));
-}
-
-// --mc-method as the runs take it: the stochastic theory's auto is sobol (stochastic_theory_method).
-std::string method_of_runs(const std::string& method, bool sde) {
-  return sde ? to_string(stochastic_theory_method(parse_sampling_method(method))) : method;
+double samples_evaluated(const ModelSpec& m, int64_t mc, const std::string& method) {
+  return static_cast<double>(TheoryEngine::samples_used(m, theory_options(mc, method)));
 }
 
 // The work of one evaluation counted in samples: those evaluated, or for laplace, which has
-// none, the plain samples of the same CPU time (≈ 6.7·10^5 in the Fig. 1 model, docs/theory.md
-// §2, rounded up to 10^6).
-double evaluation_work(const ModelSpec& m, int64_t mc, const std::string& method, bool resample = false,
-                       bool sampled = false) {
-  if (resolved_method(m, theory_options(mc, method, resample, sampled)) == SamplingMethod::Laplace) return 1e6;
-  return samples_evaluated(m, mc, method, resample, sampled);
+// none, the plain samples of the same CPU time (as TheoryConfig::evaluation_work).
+double evaluation_work(const ModelSpec& m, int64_t mc, const std::string& method) {
+  if (resolved_method(m, theory_options(mc, method)) == SamplingMethod::Laplace) return 1e6;
+  return samples_evaluated(m, mc, method);
+}
+
+// `tasks` (point, run) pairs, each of the size of the plan's largest point (`model`, `D`).
+RunBudget tasks_budget(const SweepPlan& plan, const ModelSpec& model, double D, int tasks) {
+  const SweepSettings& o = plan.settings();
+  if (plan.theory()) {
+    RunBudget b;
+    const double N = plan.theory_config().evaluation_work(model);
+    b.bytes = records_bytes(tasks * record_count(o.T, o.record_every), columns(model, model.F()));
+    b.steps = tasks * (o.T / o.dt) * 4.0 * N;
+    b.what = fmt::format("{} tasks × {:.3g} steps of {:.3g} samples", tasks, o.T / o.dt, N);
+    return b;
+  }
+  return sgd_budget(tasks, o.T, o.record_every, D, o.engine == "dense", model, model.F());
 }
 
 }  // namespace
@@ -80,24 +84,12 @@ RunBudget mnist_budget(const MnistSettings& o, const ModelSpec& model) {
   return sgd_budget(o.runs, o.T, o.record_every, 784.0, true, model, 10);
 }
 
-RunBudget theory_budget(const TheorySettings& o, const ModelSpec& model) {
+RunBudget theory_budget(const TheoryRuns& runs, const ModelSpec& model) {
+  const TheoryRunsSpec& o = runs.spec();
   RunBudget b;
   const double rows = o.runs * record_count(o.T, o.record_every);
-  // Each engine keeps its fixed samples. The stochastic theory adds Σ's engine (plain, the
-  // value channel sampled, of the drift's N) and its per-block sums of the n(n+3)/2 rates and
-  // products (TheoryEngine::rate_covariance).
-  const std::string method = method_of_runs(o.mc_method, o.sde);
-  const double work = evaluation_work(model, o.mc, method, o.mc_resample, o.keep_R);
-  double bytes = TheoryEngine::stored_bytes(model, theory_options(o.mc, method, o.mc_resample, o.keep_R));
-  if (o.sde) {
-    // laplace's drift has no samples: Σ then takes --mc of them (TheoryRuns).
-    const double drift_samples = samples_evaluated(model, o.mc, method, o.mc_resample, o.keep_R);
-    const double N = drift_samples > 0 ? drift_samples : static_cast<double>(o.mc);
-    const double n = StateLayout(model.H, model.F(), model.readout == Readout::Learned).size();
-    bytes += TheoryEngine::stored_bytes(model, theory_options(static_cast<int64_t>(N), "plain", false, true));
-    bytes += std::ceil(N / TheoryEngine::kBlock) * n * (n + 3) / 2 * 8.0;
-  }
-  b.bytes = records_bytes(rows, columns(model, model.F()) * 2) + parallel_runs(o.runs) * bytes;
+  const double work = runs.config().evaluation_work(model);
+  b.bytes = records_bytes(rows, columns(model, model.F()) * 2) + parallel_runs(o.runs) * runs.config().stored_bytes(model);
   // Four evaluations of N samples per step of rk4 (dopri5: about six per step, of fewer steps).
   b.steps = o.runs * (o.T / o.dt) * 4.0 * work;
   b.what = fmt::format("{:.3g} runs × {:.3g} steps of {:.3g} samples", static_cast<double>(o.runs), o.T / o.dt, work);
@@ -140,23 +132,11 @@ RunBudget linearise_budget(const LineariseSettings& o, const ModelSpec& model) {
   return b;
 }
 
-RunBudget sweep_budget(const SweepCommandSettings& o, const ModelSpec& model, double D, int tasks) {
-  if (o.engine == "theory" || o.engine == "sde") {
-    RunBudget b;
-    const double N = evaluation_work(model, o.mc, method_of_runs(o.mc_method, o.engine == "sde"), o.mc_resample, o.keep_R);
-    b.bytes = records_bytes(tasks * record_count(o.T, o.record_every), columns(model, model.F()));
-    b.steps = tasks * (o.T / o.dt) * 4.0 * N;
-    b.what = fmt::format("{} tasks × {:.3g} steps of {:.3g} samples", tasks, o.T / o.dt, N);
-    return b;
-  }
-  return sgd_budget(tasks, o.T, o.record_every, D, o.engine == "dense", model, model.F());
-}
-
-RunBudget sweep_budget(const SweepCommandSettings& o, const SweepPlan& plan) {
+RunBudget sweep_budget(const SweepPlan& plan) {
   const SweepPoint* largest = &plan.points().front();
   for (const auto& p : plan.points())
     if (std::tie(p.D, p.model.H, p.model.L) > std::tie(largest->D, largest->model.H, largest->model.L)) largest = &p;
-  return sweep_budget(o, largest->model, static_cast<double>(largest->D), plan.tasks());
+  return tasks_budget(plan, largest->model, static_cast<double>(largest->D), plan.tasks());
 }
 
 }  // namespace headspec

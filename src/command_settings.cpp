@@ -26,29 +26,15 @@ SimulationSpec SimulateSettings::simulation() const {
 TheoryRunsSpec TheorySettings::runs_spec() const {
   check_horizon(T, record_every);
   TheoryRunsSpec spec;
-  spec.mc = mc;
-  spec.mc_resample = mc_resample;
-  spec.mc_method = parse_sampling_method(mc_method);
-  spec.mc_seed = checked_mc_seed(mc_seed);
-  spec.mc_error = mc_error;
+  static_cast<TheoryFlags&>(spec) = *this;  // checked by TheoryConfig
   if (mc_error && (!checkpoint.empty() || !resume.empty()))
     throw ParameterError("mc-error", "not with --checkpoint or --resume (the randomisations' runs are not kept)");
-  spec.integrator = integrator;
-  spec.dt = dt;
+  spec.mc_error = mc_error;
   spec.T = T;
   spec.record_every = record_every;
-  spec.until_converged = until_converged;
-  spec.until_error_settled = until_error_settled;
-  spec.error_window = error_window;
-  spec.init_D = init_D;
-  spec.init_engine = init_engine;
   spec.runs = runs;
   spec.seed = checked_seed(seed);
-  spec.keep_R = keep_R;
   spec.sde = sde;
-  spec.sde_mc = sde_mc;
-  spec.sde_reference_mc = sde_reference_mc;
-  spec.flow = flow;
   spec.init_seed = checked_init_seed(init_seed);
   spec.stop_when_specialised = stop_when_specialised;
   spec.delta = delta;

@@ -5,17 +5,17 @@
 #include "headspec/command_settings.hpp"
 #include "headspec/model.hpp"
 #include "headspec/sweep_plan.hpp"
+#include "headspec/theory_runs.hpp"
 
 namespace headspec {
 
 RunBudget simulate_budget(const SimulateSettings& o, const ModelSpec& model);
-RunBudget theory_budget(const TheorySettings& o, const ModelSpec& model);
+/// The runs of `runs` (its model): records, each run's stored samples, evaluations.
+RunBudget theory_budget(const TheoryRuns& runs, const ModelSpec& model);
 RunBudget mnist_budget(const MnistSettings& o, const ModelSpec& model);
 RunBudget bayes_budget(const BayesSettings& o, const ModelSpec& model);
 RunBudget linearise_budget(const LineariseSettings& o, const ModelSpec& model);
-/// `tasks` (point, run) pairs, each of the size of the plan's largest point (`model`, `D`).
-RunBudget sweep_budget(const SweepCommandSettings& o, const ModelSpec& model, double D, int tasks);
 /// Every task of `plan` counted as its largest point (the largest D, then the most heads).
-RunBudget sweep_budget(const SweepCommandSettings& o, const SweepPlan& plan);
+RunBudget sweep_budget(const SweepPlan& plan);
 
 }  // namespace headspec

@@ -17,6 +17,7 @@
 #include "headspec/settings.hpp"
 #include "headspec/simulation.hpp"
 #include "headspec/sweep.hpp"
+#include "headspec/theory_config.hpp"
 #include "headspec/theory_engine.hpp"
 #include "headspec/theory_flags.hpp"
 #include "headspec/theory_integrator.hpp"
@@ -63,7 +64,9 @@ class SweepPlan {
   bool sde() const { return sde_; }
   const ModelSpec& base_model() const { return base_model_; }
   const SimulationSpec& simulation() const { return sim_; }
-  const IntegrationSpec& integration() const { return integration_; }
+  /// The theory's configuration (theory() only): checked at the base model and D.
+  const TheoryConfig& theory_config() const { return *theory_config_; }
+  const IntegrationSpec& integration() const { return theory_config().integration(); }
   const std::vector<GridAxis>& axes() const { return axes_; }
   const std::vector<SweepPoint>& points() const { return points_; }
   int tasks() const { return tasks_; }
@@ -97,9 +100,7 @@ class SweepPlan {
   bool theory_ = false, sde_ = false;
   ModelSpec base_model_;
   SimulationSpec sim_;
-  IntegrationSpec integration_;
-  TheoryOptions mc_;
-  std::optional<uint32_t> mc_seed_;  // --mc-seed
+  std::optional<TheoryConfig> theory_config_;  // theory() only
   std::vector<GridAxis> axes_;
   std::vector<SweepPoint> points_;
   int tasks_ = 0;

@@ -59,21 +59,21 @@ def theory(
     mc: int | None = 10000,  # Monte Carlo samples N per evaluation of the right-hand side
     mc_resample: bool | None = False,  # fresh samples at every step (default: one fixed set reused at every evaluation)
     mc_method: str | None = 'auto',  # auto | plain | symmetric | sobol | laplace: laplace where it applies, sobol otherwise; independent samples; orbits of the symmetry group with λ integrated out; the same from scrambled Sobol points; no samples, the expectations by quadrature (softmax, softmax1 with H ≤ 2, no --keep-R or --mc-resample; --mc unused) (docs/model.md §6, docs/theory.md §2)
-    mc_seed: int | None = -1,  # seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k; with --sde every run uses those of --seed)
-    mc_error: bool | None = False,  # add the columns loss_se, <column>_se, the error of every value: sobol integrates each of the 8 randomisations alone, their spread over √8 (twice the time); laplace integrates with a coarser rule, |difference| (about 1.3 times the time) (docs/theory.md §2)
+    mc_seed: int | None = -1,  # seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k; the stochastic theory: every run those of --seed)
     integrator: str | None = None,  # rk4 | dopri5 | euler | heun (default rk4; euler with --mc-resample)
     dt: float | None = 0.05,  # time step (initial step for dopri5)
-    init_D: int | None = 10000,  # D of the finite-D initialisation drawn for M(0), Q(0)
+    init_D: int | None = 10000,  # D of the finite-D initialisation drawn for M(0), Q(0) (sweep --engine sde: each point's D)
     init_engine: str | None = 'dense',  # engine whose initial state (same seed, D = --init-D) starts the ODE: dense | gram
-    runs: int | None = 1,  # independent runs (run k uses seed + k)
     keep_R: bool | None = False,  # keep R(0) from the draw and sample the value channel (general path)
     until_converged: float | None = 0.0,  # stop once every |derivative| is below this (--T is then the longest time)
     until_error_settled: float | None = 0.0,  # stop once the recorded error's means over the four quarters of the last --error-window differ by less than this fraction of the last one (--T is then the longest time)
     error_window: float | None = 20.0,  # window W of --until-error-settled: a whole multiple of 4 --record-every intervals
+    sde_mc: int | None = 0,  # the stochastic theory (theory --sde, sweep --engine sde): the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift); Σ needs less accuracy than the drift (docs/stochastic-theory.md §4)
+    sde_reference_mc: int | None = 0,  # the stochastic theory: correct the drift along the unspecialised path computed once with this many samples (0: no correction); removes the drift's bias on the plateau at small --mc; nothing to correct with laplace (docs/stochastic-theory.md §6)
+    flow: bool | None = False,  # gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 (not with the stochastic theory; docs/model.md §6)
+    mc_error: bool | None = False,  # add the columns loss_se, <column>_se, the error of every value: sobol integrates each of the 8 randomisations alone, their spread over √8 (twice the time); laplace integrates with a coarser rule, |difference| (about 1.3 times the time) (docs/theory.md §2)
+    runs: int | None = 1,  # independent runs (run k uses seed + k)
     sde: bool | None = False,  # the stochastic theory of SGD at D = --init-D: each step adds the Brownian increment of covariance Σ dt/D (docs/model.md §12); rk4, heun or euler
-    sde_mc: int | None = 0,  # with --sde: the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift); Σ needs less accuracy than the drift (docs/stochastic-theory.md §4)
-    sde_reference_mc: int | None = 0,  # with --sde: correct the drift along the unspecialised path computed once with this many samples (0: no correction); removes the drift's bias on the plateau at small --mc; nothing to correct with laplace (docs/stochastic-theory.md §6)
-    flow: bool | None = False,  # gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 (docs/model.md §6)
     init_seed: int | None = -1,  # seed of the initial state, the same for every run (-1: run k uses --seed + k); with --sde, runs from one initial state with independent noise
     stop_when_specialised: bool | None = False,  # stop a run at the first record at which every direction of prior mean zero has specialised
     delta: float | None = 0.2,  # specialisation threshold δ (docs/model.md §10)
@@ -130,23 +130,23 @@ def sweep(
     D: int | None = 10000,  # token dimension (gram, dense, sde)
     runs: int | None = 1,  # runs per grid point (run k uses seed + k)
     test_samples: int | None = 2000,  # fresh samples per error estimate (gram, dense)
-    mc: int | None = 10000,  # theory: Monte Carlo samples per evaluation
-    mc_resample: bool | None = False,  # theory: fresh samples at every step
-    mc_method: str | None = 'auto',  # theory: auto | plain | symmetric | sobol | laplace (auto: laplace where it applies, sobol otherwise; docs/model.md §6)
-    mc_seed: int | None = -1,  # theory, sde: seed of the Monte Carlo samples (-1: run k uses --seed + k; sde: --seed for every run)
-    integrator: str | None = None,  # theory: rk4 | dopri5 | euler | heun
-    dt: float | None = 0.05,  # theory: time step
-    init_D: int | None = 10000,  # theory: D of the initial state
-    init_engine: str | None = 'dense',  # theory: engine of the initial state (dense | gram)
-    flow: bool | None = False,  # theory: gradient flow, no η² term, time τ = ηt (docs/model.md §6)
-    keep_R: bool | None = False,  # theory, sde: keep R(0) from the draw and sample the value channel (general path)
-    sde_mc: int | None = 0,  # sde: the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift)
-    sde_reference_mc: int | None = 0,  # sde: the drift corrected along the unspecialised path of this many samples (0: none; nothing to correct with laplace)
-    until_converged: float | None = 0.0,  # theory: stop a run once every |derivative| is below this
-    until_error_settled: float | None = 0.0,  # theory: stop a run once the recorded error's means over the four quarters of the last --error-window differ by less than this fraction of the last one
-    error_window: float | None = 20.0,  # theory: window W of --until-error-settled, a whole multiple of 4 --record-every intervals
     delta: float | None = 0.2,  # specialisation threshold δ (docs/model.md §10)
     stop_when_specialised: bool | None = False,  # stop a run once every direction of prior mean zero has specialised
+    mc: int | None = 10000,  # --engine theory, sde: Monte Carlo samples N per evaluation of the right-hand side
+    mc_resample: bool | None = False,  # --engine theory, sde: fresh samples at every step (default: one fixed set reused at every evaluation)
+    mc_method: str | None = 'auto',  # --engine theory, sde: auto | plain | symmetric | sobol | laplace: laplace where it applies, sobol otherwise; independent samples; orbits of the symmetry group with λ integrated out; the same from scrambled Sobol points; no samples, the expectations by quadrature (softmax, softmax1 with H ≤ 2, no --keep-R or --mc-resample; --mc unused) (docs/model.md §6, docs/theory.md §2)
+    mc_seed: int | None = -1,  # --engine theory, sde: seed of the Monte Carlo samples, the same for every run (-1: run k uses --seed + k; the stochastic theory: every run those of --seed)
+    integrator: str | None = None,  # --engine theory, sde: rk4 | dopri5 | euler | heun (default rk4; euler with --mc-resample)
+    dt: float | None = 0.05,  # --engine theory, sde: time step (initial step for dopri5)
+    init_D: int | None = 10000,  # --engine theory, sde: D of the finite-D initialisation drawn for M(0), Q(0) (sweep --engine sde: each point's D)
+    init_engine: str | None = 'dense',  # --engine theory, sde: engine whose initial state (same seed, D = --init-D) starts the ODE: dense | gram
+    keep_R: bool | None = False,  # --engine theory, sde: keep R(0) from the draw and sample the value channel (general path)
+    until_converged: float | None = 0.0,  # --engine theory, sde: stop once every |derivative| is below this (--T is then the longest time)
+    until_error_settled: float | None = 0.0,  # --engine theory, sde: stop once the recorded error's means over the four quarters of the last --error-window differ by less than this fraction of the last one (--T is then the longest time)
+    error_window: float | None = 20.0,  # --engine theory, sde: window W of --until-error-settled: a whole multiple of 4 --record-every intervals
+    sde_mc: int | None = 0,  # --engine theory, sde: the stochastic theory (theory --sde, sweep --engine sde): the plain Monte Carlo samples of Σ (0: as many as --mc gives the drift); Σ needs less accuracy than the drift (docs/stochastic-theory.md §4)
+    sde_reference_mc: int | None = 0,  # --engine theory, sde: the stochastic theory: correct the drift along the unspecialised path computed once with this many samples (0: no correction); removes the drift's bias on the plateau at small --mc; nothing to correct with laplace (docs/stochastic-theory.md §6)
+    flow: bool | None = False,  # --engine theory, sde: gradient flow: the η² term dropped and time τ = ηt, the limit η → 0 (not with the stochastic theory; docs/model.md §6)
     max_memory: float | None = 0.0,  # refuse the run if its estimated memory exceeds this many GiB (0: 80 % of the physical memory; docs/cli.md "Limits")
     max_steps: float | None = 100000000000000.0,  # refuse the run if its estimated work (SGD steps, Monte Carlo sample evaluations, quadrature terms) exceeds this
     threads: int | None = 0,  # use at most N threads (0: OMP_NUM_THREADS, or one per core); the numbers do not depend on it (docs/cli.md "Threads")

@@ -72,6 +72,39 @@ def test_theory_equals_cli(cli):
     assert res["model"]["activation"] == "bsoftmax"
 
 
+@pytest.mark.parametrize("flags", [
+    dict(mc=600, mc_method="sobol", mc_seed=3, dt=0.5, init_D=400, init_engine="gram", keep_R=True, flow=True,
+         until_converged=1e-9),
+    dict(mc_method="auto", dt=0.5, init_D=400, integrator="dopri5", until_error_settled=0.1, error_window=4),
+], ids=["sobol-keepR-flow", "auto-dopri5"])
+def test_theory_parameters_are_one_object_in_cli_sweep_and_python(flags, tmp_path):
+    """The theory's parameter object (TheoryConfig::identity, docs/cli.md): `theory`'s sidecar,
+    Python's result["theory"] and `sweep --engine theory`'s sidecar carry the same fields with
+    the same values (the sweep's resolved ones per point)."""
+    flags = dict(flags, T=1, record_every=0.5)
+    argv = []
+    for k, v in flags.items():
+        argv += [f"--{k.replace('_', '-')}"] + ([] if v is True else [str(v)])
+    for command in (["theory", "--H", "2"], ["sweep", "--engine", "theory", "--grid", "H=2"]):
+        res = subprocess.run([BINARY, *command, *argv, "--out", str(tmp_path / f"{command[0]}.csv")],
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+    with open(tmp_path / "theory.csv.json") as f:
+        cli_theory = json.load(f)["theory"]
+    with open(tmp_path / "sweep.csv.json") as f:
+        sweep_theory = json.load(f)["theory"]
+    assert headspec.theory(H=2, **flags)["theory"] == cli_theory
+    for key, value in sweep_theory.items():
+        point = value[0] if key in ("mc_samples_used", "mc_method_used") else value
+        assert cli_theory[key] == point, key
+    for key in ("mc", "mc_mode", "mc_method", "mc_seed", "integrator", "dt", "dopri5_tolerance", "init_D",
+                "init_engine", "keep_R", "value_channel", "until_converged", "until_error_settled", "error_window",
+                "time", "mc_samples_used"):
+        assert key in sweep_theory, key
+    assert ("flow" in sweep_theory) == bool(flags.get("flow"))
+    assert ("mc_method_used" in sweep_theory) == (flags["mc_method"] == "auto")
+
+
 def test_theory_laplace_equals_cli(cli):
     """mc_method="laplace" (docs/model.md §6, "Laplace quadrature"): the CLI's numbers bit for bit,
     named in the sidecar."""

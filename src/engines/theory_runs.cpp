@@ -15,19 +15,25 @@
 
 namespace headspec {
 
-TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec) : model_(model), spec_(spec) {
+namespace {
+
+// The runs' own checks, then the theory's configuration (the stochastic theory at D = init_D).
+TheoryConfig checked_config(const TheoryRunsSpec& spec) {
   check_horizon(spec.T, spec.record_every);
   check_runs(spec.seed, spec.runs);
-  check_sample_count("mc", spec.mc);
+  return TheoryConfig(spec, spec.horizon(), spec.seed, spec.sde ? static_cast<double>(spec.init_D) : 0.0);
+}
+
+}  // namespace
+
+TheoryRuns::TheoryRuns(const ModelSpec& model, const TheoryRunsSpec& spec)
+    : model_(model), spec_(spec), config_(checked_config(spec)) {
   initial_engine_ = initial_state_factory(spec.init_engine, model, spec.init_D);
   if (spec.init_seed) {  // every run from the one draw of --init-seed (its noise and samples still seed + k)
     initial_engine_ = [draw = initial_engine_, seed = *spec.init_seed](uint32_t) { return draw(seed); };
   }
-  integration_ = theory_integration(spec, spec.sde ? static_cast<double>(spec.init_D) : 0.0);
-  check_flow(model, spec.flow);
-  mode_ = monte_carlo_mode(spec.mc_resample);
+  config_.check_model(model);
   const SamplingMethod method = sampling_method();
-  check_reference_method(spec.sde_reference_mc, method);
   if (spec.mc_error && spec.sde)
     throw ParameterError("mc-error", "not with --sde (its spread would mix the Monte Carlo error with the SGD noise)");
   if (spec.mc_error && method != SamplingMethod::Sobol && method != SamplingMethod::Laplace)
@@ -94,28 +100,17 @@ std::vector<std::vector<double>> TheoryRuns::randomisation_errors(const TheoryOp
                                                                   const TheoryResult& pooled) const {
   const bool with_readout = model_.readout == Readout::Learned;
   if (mc.method == SamplingMethod::Laplace) {
-    const TheoryResult coarse = run_theory(model_, initial_engine_, coarser_rule(mc), integration_, spec_.seed, k,
-                                           spec_.mc_seed);
+    const TheoryResult coarse = run_theory(model_, initial_engine_, coarser_rule(mc), integration(), spec_.seed, k,
+                                           config_.samples_seed());
     return difference_from(coarse, pooled.trajectory, with_readout);
   }
   std::vector<TheoryResult> sets;
   for (int set = 0; set < mc.randomisations; ++set) {
     TheoryOptions alone = mc;
     alone.only_randomisation = set;
-    sets.push_back(run_theory(model_, initial_engine_, alone, integration_, spec_.seed, k, spec_.mc_seed));
+    sets.push_back(run_theory(model_, initial_engine_, alone, integration(), spec_.seed, k, config_.samples_seed()));
   }
   return spread_of(sets, pooled.trajectory, with_readout);
-}
-
-TheoryOptions TheoryRuns::monte_carlo_options() const {
-  TheoryOptions mc;
-  mc.samples = spec_.mc;
-  mc.mode = mode_;
-  mc.method = spec_.sde ? stochastic_theory_method(spec_.mc_method) : spec_.mc_method;
-  mc.channel = spec_.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
-  mc.flow = spec_.flow;
-  mc.method = resolved_method(model_, mc);
-  return mc;
 }
 
 SamplingMethod TheoryRuns::sampling_method() const { return monte_carlo_options().method; }
@@ -148,7 +143,7 @@ bool every_run_finished(const RunSlots& slots, int runs) {
 
 IntegrationSpec TheoryRuns::integration_of_runs(const TheoryOptions& mc, std::optional<uint32_t> samples_seed,
                                                 const RunSlots& slots) const {
-  IntegrationSpec integration = integration_;
+  IntegrationSpec integration = config_.integration();
   // With --sde-reference-mc: one path for all runs, which share their samples (not made when
   // every run comes finished from the checkpoint).
   if (integration.reference_samples > 0 && !every_run_finished(slots, spec_.runs)) {
@@ -161,7 +156,7 @@ IntegrationSpec TheoryRuns::integration_of_runs(const TheoryOptions& mc, std::op
 
 bool TheoryRuns::runs_in_parallel() const {
   const int64_t threaded = TheoryEngine::kParallelBlocks * TheoryEngine::kBlock;
-  return spec_.runs > 1 && samples_used() < threaded && integration_.diffusion_samples < threaded;
+  return spec_.runs > 1 && samples_used() < threaded && integration().diffusion_samples < threaded;
 }
 
 void TheoryRuns::run_one(int k, const RunContext& c, bool& interrupted, TheoryResult& r) const {
@@ -178,7 +173,7 @@ void TheoryRuns::run_one(int k, const RunContext& c, bool& interrupted, TheoryRe
 
 std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Checkpointing* checkpointing) const {
   const TheoryOptions mc = monte_carlo_options();
-  const std::optional<uint32_t> samples_seed = runs_samples_seed(spec_.mc_seed, spec_.sde, spec_.seed);
+  const std::optional<uint32_t> samples_seed = config_.samples_seed();
   RunSlots slots(checkpointing, "theory", spec_.runs);
   const IntegrationSpec integration = integration_of_runs(mc, samples_seed, slots);
   const RunContext context{mc, integration, samples_seed, progress, slots, checkpointing};
@@ -207,7 +202,7 @@ std::vector<TheoryResult> TheoryRuns::run(const ProgressFn& progress, const Chec
   return results;
 }
 
-int64_t TheoryRuns::samples_used() const { return TheoryEngine::samples_used(model_, monte_carlo_options()); }
+int64_t TheoryRuns::samples_used() const { return config_.samples_used(model_); }
 
 EngineFactory initial_state_factory(const std::string& engine, const ModelSpec& model, int64_t D) {
   return sgd_engine_factory(engine, model, D, EngineParameterNames{"init-engine", "init-D"});

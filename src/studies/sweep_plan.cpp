@@ -111,20 +111,12 @@ void SweepPlan::plan_runs(uint32_t seed) {
   sim_.validate();
 }
 
-// The theory's integrator and Monte Carlo options, as theory's.
+// The theory's configuration, as theory's (sde: checked here at the base D; each point runs at
+// its own, run_task).
 void SweepPlan::plan_theory(uint32_t seed) {
   const SweepSettings& o = settings_;
-  check_sample_count("mc", o.mc);
-  // sde: checked here at the base D; each point runs at its own (run_task).
-  integration_ = theory_integration(o, sde_ ? static_cast<double>(o.D) : 0.0);
-  mc_.samples = o.mc;
-  mc_.mode = monte_carlo_mode(o.mc_resample);
-  mc_.method = parse_sampling_method(o.mc_method);
-  if (sde_) mc_.method = stochastic_theory_method(mc_.method);
-  check_reference_method(o.sde_reference_mc, mc_.method);
-  mc_.flow = o.flow;
-  mc_.channel = o.keep_R ? ValueChannel::Sampled : ValueChannel::Integrated;
-  mc_seed_ = runs_samples_seed(checked_mc_seed(o.mc_seed), sde_, seed);
+  theory_config_.emplace(o, TheoryHorizon{o.T, o.record_every, o.delta, o.stop_when_specialised}, seed,
+                         sde_ ? static_cast<double>(o.D) : 0.0);
 }
 
 // One point per grid combination, its model checked.
@@ -134,7 +126,7 @@ void SweepPlan::make_points() {
   for (const GridPoint& g : grid_points(axes_, o.model, o.D)) {
     SweepPoint p;
     p.model = g.model.to_spec();
-    if (theory_) check_flow(p.model, o.flow);
+    if (theory_) theory_config().check_model(p.model);
     p.D = g.D;
     for (std::size_t a = 0; a < axes_.size(); ++a) p.labels.push_back(axes_[a].values[g.index[a]]);
     points_.push_back(std::move(p));
@@ -177,10 +169,12 @@ Trajectory SweepPlan::run_task(int task, const std::atomic<bool>* stop) const {
   RunSlots* slots_used = slots ? &*slots : nullptr;
   const Checkpointing* checkpointing = stop ? &interrupt : nullptr;
   if (theory_) {
-    IntegrationSpec integration = integration_;
+    const TheoryConfig& config = theory_config();
+    IntegrationSpec integration = config.integration();
     if (sde_) integration.finite_D = static_cast<double>(p.D);
     if (integration.reference_samples > 0) integration.reference = reference_path(p);
-    return run_theory(p.model, p.engine, mc_, integration, sim_.seed, run, mc_seed_, {}, slots_used, checkpointing)
+    return run_theory(p.model, p.engine, config.expectations(), integration, sim_.seed, run, config.samples_seed(), {},
+                      slots_used, checkpointing)
         .trajectory;
   }
   SimulationSpec point_sim = sim_;
@@ -188,7 +182,9 @@ Trajectory SweepPlan::run_task(int task, const std::atomic<bool>* stop) const {
   return run_sgd(p.engine, p.model, point_sim, run, {}, slots_used, checkpointing);
 }
 
-SamplingMethod SweepPlan::sampling_method(const SweepPoint& p) const { return resolved_method(p.model, mc_); }
+SamplingMethod SweepPlan::sampling_method(const SweepPoint& p) const {
+  return theory_config().expectations_for(p.model).method;
+}
 
 std::shared_ptr<const ReferencePath> SweepPlan::reference_path(const SweepPoint& p) const {
   nlohmann::json model;
@@ -197,14 +193,14 @@ std::shared_ptr<const ReferencePath> SweepPlan::reference_path(const SweepPoint&
   const std::lock_guard<std::mutex> lock(references_->mutex);  // the other tasks wait for the one path
   for (const auto& [k, path] : references_->paths)
     if (k == key) return path;
-  TheoryOptions mc = mc_;
-  mc.seed = mc_seed_.value_or(sim_.seed);
+  TheoryOptions mc = theory_config().expectations();
+  mc.seed = theory_config().samples_seed().value_or(sim_.seed);
   // Made inside one task of the tasks' parallel loop, where nested regions would run on one
   // thread: one more active level lets its evaluations use the threads (the other tasks wait
   // here anyway). The numbers do not depend on it.
   const int levels = omp_get_max_active_levels();
   omp_set_max_active_levels(std::max(levels, omp_get_active_level() + 1));
-  references_->paths.emplace_back(key, make_reference_path(p.model, mc, integration_));
+  references_->paths.emplace_back(key, make_reference_path(p.model, mc, integration()));
   omp_set_max_active_levels(levels);
   return references_->paths.back().second;
 }
@@ -233,12 +229,13 @@ std::string SweepPlan::task_key(int task) const {
 // folders of sweeps made before it existed stay valid.
 nlohmann::json SweepPlan::theory_key() const {
   const SweepSettings& o = settings_;
-  nlohmann::json key = {{"mc", mc_.samples}, {"mc_mode", o.mc_resample ? "resample" : "fixed"},
-                        {"integrator", to_string(integration_.method)}, {"dt", integration_.dt},
+  const TheoryOptions& mc = theory_config().expectations();
+  nlohmann::json key = {{"mc", mc.samples}, {"mc_mode", o.mc_resample ? "resample" : "fixed"},
+                        {"integrator", to_string(integration().method)}, {"dt", integration().dt},
                         {"init_D", o.init_D}, {"init_engine", o.init_engine}};
   if (o.until_converged > 0) key["until_converged"] = o.until_converged;
-  if (mc_.method != SamplingMethod::Plain) key["mc_method"] = to_string(mc_.method);
-  if (mc_seed_) key["mc_seed"] = *mc_seed_;
+  if (mc.method != SamplingMethod::Plain) key["mc_method"] = to_string(mc.method);
+  if (theory_config().samples_seed()) key["mc_seed"] = *theory_config().samples_seed();
   if (o.until_error_settled > 0) key["until_error_settled"] = {o.until_error_settled, o.error_window};
   if (o.stop_when_specialised) key["stop_when_specialised"] = o.delta;
   if (o.flow) key["flow"] = true;
@@ -484,17 +481,15 @@ nlohmann::json sweep_sidecar(const SweepPlan& plan, const SweepTable& table, con
   if (plan.theory()) {
     meta["sweep"].erase("test_samples");
     meta["theory"] = params["theory"];
-    meta["theory"]["mc_mode"] = o.mc_resample ? "resample" : "fixed";
-    meta["theory"]["integrator"] = to_string(plan.integration().method);
-    if (o.flow) meta["theory"]["time"] = "tau = lr t: gradient flow (docs/model.md §6)";
-    if (o.keep_R) meta["theory"].update({{"keep_R", true}, {"value_channel", "sampled"}});
-    if (o.sde_mc != 0) meta["theory"]["sde_mc"] = o.sde_mc;
-    if (o.sde_reference_mc != 0) meta["theory"]["sde_reference_mc"] = o.sde_reference_mc;
-    if (o.mc_method == "auto") {  // per point, in the grid's order: the model decides (docs/model.md §6)
-      nlohmann::json used = nlohmann::json::array();
-      for (const SweepPoint& p : plan.points()) used.push_back(to_string(plan.sampling_method(p)));
-      meta["theory"]["mc_method_used"] = used;
+    meta["theory"].update(plan.theory_config().identity());  // as theory's and Python's
+    // What the model decides, per point in the grid's order (docs/model.md §6).
+    nlohmann::json samples = nlohmann::json::array(), methods = nlohmann::json::array();
+    for (const SweepPoint& p : plan.points()) {
+      samples.push_back(plan.theory_config().samples_used(p.model));
+      methods.push_back(to_string(plan.sampling_method(p)));
     }
+    meta["theory"]["mc_samples_used"] = samples;
+    if (o.mc_method == "auto") meta["theory"]["mc_method_used"] = methods;
   }
   nlohmann::json diverged = nlohmann::json::array();
   for (const auto& s : table.summary)

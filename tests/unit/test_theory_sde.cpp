@@ -75,7 +75,7 @@ ModelSpec fig6_model() {
 TheoryRunsSpec sde_spec(int64_t D) {
   TheoryRunsSpec spec;
   spec.mc = 2048;
-  spec.mc_method = SamplingMethod::Sobol;
+  spec.mc_method = "sobol";
   spec.dt = 0.25;
   spec.T = 10;
   spec.record_every = 0.5;
@@ -123,7 +123,7 @@ TEST(TheorySde, AtDTenToTheTwelveItIsTheOde) {
   const EngineFactory start = initial_state_factory("gram", m, 1000);
   TheoryOptions mc;
   mc.samples = spec.mc;
-  mc.method = spec.mc_method;
+  mc.method = parse_sampling_method(spec.mc_method);
   IntegrationSpec integration = TheoryRuns(m, spec).integration();
   integration.finite_D = 1e12;
   const auto far = final_state(run_theory(m, start, mc, integration, spec.seed, 0));

@@ -199,7 +199,7 @@ TEST(TheorySymmetric, SamplesAreWholeOrbits) {
   // orbits of 8, 1002 → 1008 (without them 1004).
   TheoryRunsSpec runs;
   runs.mc = 1002;
-  runs.mc_method = SamplingMethod::Symmetric;
+  runs.mc_method = "symmetric";
   runs.keep_R = true;
   EXPECT_EQ(TheoryRuns(m, runs).samples_used(), 1008);
   EXPECT_EQ(TheoryRuns(m, runs).samples_used(), TheoryEngine(m, symmetric_options(ValueChannel::Sampled, 1002)).samples_used());
