@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "headspec/theory_engine.hpp"
-#include "symmetric_samples.hpp"
-#include "theory_evaluation.hpp"
+#include "../symmetric_samples.hpp"
+#include "../theory_evaluation.hpp"
 
 namespace headspec {
 

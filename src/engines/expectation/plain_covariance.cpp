@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "headspec/theory_engine.hpp"
-#include "theory_evaluation.hpp"
+#include "../theory_evaluation.hpp"
 
 namespace headspec {
 

@@ -4,8 +4,8 @@
 
 #include "headspec/errors.hpp"
 #include "headspec/theory_engine.hpp"
-#include "laplace_quadrature.hpp"
-#include "theory_evaluation.hpp"
+#include "../laplace_quadrature.hpp"
+#include "../theory_evaluation.hpp"
 
 namespace headspec {
 
