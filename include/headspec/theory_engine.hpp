@@ -1,10 +1,9 @@
 #pragma once
 // The asymptotic theory (docs/model.md §6–7): the right-hand side of the order-parameter ODE,
-// as a function of the state (M, R, Q, c), with its expectations taken by Monte Carlo.
-// The per-sample maths is AttentionKernel's (AttentionKernelBatch: a few samples at a
-// time); this file only maps standard normals to the sample's projections and averages
-// the kernel's outputs. Integrators live in
-// theory_integrator.hpp and know nothing of attention.
+// as a function of the state (M, R, Q, c), with its expectations taken by the method of
+// --mc-method (src/engines/expectation/: plain, symmetric and sobol Monte Carlo, laplace
+// quadrature). The per-sample maths is AttentionKernel's (AttentionKernelBatch: a few samples
+// at a time). Integrators live in theory_integrator.hpp and know nothing of attention.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,13 +15,9 @@
 
 namespace headspec {
 
-namespace theory_rates {
-class SymmetricSamples;
+namespace expectation {
+class ExpectationMethod;
 }
-namespace laplace {
-class LaplaceQuadrature;
-}
-class SymmetryGroup;
 
 /// How the Monte Carlo samples are chosen (seed Fig. 8 compares the two).
 enum class MonteCarloMode {
@@ -170,8 +165,6 @@ class TheoryEngine {
   /// The readout of a state whose readout is fixed (sum, mean).
   const Eigen::VectorXd& fixed_readout() const { return fixed_c_; }
 
-  /// Numbers per stored sample: θ (F), then for each position ℓ: λ_ℓ (F), w_ℓ (H), g_ℓ; then ξ.
-  int sample_width() const { return width_; }
   /// The samples an evaluation averages over (N, or N rounded up to whole orbits; 0 for laplace).
   int64_t samples_used() const;
   /// The same without building the engine (nothing is drawn).
@@ -183,31 +176,12 @@ class TheoryEngine {
   int orbit_size() const;
 
  private:
-  void evaluate_plain(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const;
-  void evaluate_symmetric(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const;
-  // The laplace method (theory_laplace.cpp), at a state in canonical head order.
-  void evaluate_laplace(const OrderParameters& op, TheoryEvaluation& out, double t) const;
-  // The group whose canonical head order the symmetric and laplace methods evaluate in.
-  const SymmetryGroup& group() const;
-  void draw_sample(int64_t n, uint64_t draw, double* out) const;
-  using Lanes = AttentionKernelBatch::Lanes;
-  // Samples of batch b (AttentionKernelBatch::kLanes of them), one per lane; aos is
-  // scratch for sample_width() numbers per lane.
-  void draw_batch(int64_t b, uint64_t draw, double* aos, Lanes* soa) const;
-  // The samples of batch b: the stored ones (Fixed mode, when they fit), else drawn for `draw`
-  // into soa (aos its scratch).
-  const Lanes* batch_samples(int64_t b, uint64_t draw, double* aos, Lanes* soa) const;
-
   ModelSpec model_;
   TheoryOptions options_;
   StateLayout layout_;
   Eigen::VectorXd fixed_c_;
-  int width_;
-  int batch_width_;             // numbers per sample that evaluate() reads (λ, w; g and ξ if sampled)
-  std::vector<Lanes> stored_;   // Fixed mode: the samples as draw_batch lays them out (when they fit)
-  std::shared_ptr<const theory_rates::SymmetricSamples> symmetric_;  // the Symmetric method's samples
-  std::shared_ptr<const laplace::LaplaceQuadrature> laplace_;         // the Laplace method's rules
-  std::shared_ptr<const SymmetryGroup> laplace_group_;
+  // How the expectations are taken (src/engines/expectation/: one unit per --mc-method).
+  std::shared_ptr<const expectation::ExpectationMethod> method_;
 };
 
 }  // namespace headspec

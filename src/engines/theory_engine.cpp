@@ -1,127 +1,8 @@
 #include "headspec/theory_engine.hpp"
 
-#include <omp.h>
-
-#include <algorithm>
-#include <cmath>
-
-#include "headspec/kernel.hpp"
-#include "headspec/name_table.hpp"
-#include "headspec/projection.hpp"
-#include "headspec/random.hpp"
-#include "headspec/symmetry_group.hpp"
-#include "laplace_quadrature.hpp"
-#include "symmetric_samples.hpp"
-#include "theory_evaluation.hpp"
+#include "expectation/expectation_method.hpp"
 
 namespace headspec {
-
-namespace {
-
-using namespace theory_evaluation;
-
-constexpr NameTable<SamplingMethod, 5> kSamplingMethods{
-    {{{SamplingMethod::Auto, "auto"},
-      {SamplingMethod::Plain, "plain"},
-      {SamplingMethod::Symmetric, "symmetric"},
-      {SamplingMethod::Sobol, "sobol"},
-      {SamplingMethod::Laplace, "laplace"}}},
-    "--mc-method",
-    "Monte Carlo method"};
-
-constexpr int64_t kStoreLimit = int64_t{1} << 25;  // doubles kept for Fixed mode (256 MB)
-
-// Numbers per stored batch entry of the plain method (draw_batch's layout): λ and w per
-// position, and g with the label noise when the value channel is sampled.
-int plain_batch_width(const ModelSpec& model, ValueChannel channel) {
-  return model.L * (model.F() + model.H) + (channel == ValueChannel::Sampled ? model.L + 1 : 0);
-}
-
-// Fixed mode keeps the plain samples when `batches` batches of `width` fit the store.
-bool keeps_plain_samples(const TheoryOptions& options, int64_t batches, int64_t width) {
-  return options.mode == MonteCarloMode::Fixed && batches * kLanes * width <= kStoreLimit;
-}
-
-static_assert(TheoryEngine::kBlock % kLanes == 0, "a block is whole batches");
-
-}  // namespace
-
-SamplingMethod parse_sampling_method(const std::string& name) { return kSamplingMethods.parse(name); }
-
-const char* to_string(SamplingMethod method) { return kSamplingMethods.name(method); }
-
-TheoryEngine::TheoryEngine(const ModelSpec& model, const TheoryOptions& options)
-    : model_(model),
-      options_(options),
-      layout_(model.H, model.F(), model.readout == Readout::Learned),
-      fixed_c_(model.initial_readout()),
-      width_(model.F() + model.L * (model.F() + model.H + 1) + 1),
-      batch_width_(plain_batch_width(model, options.channel)) {
-  options_.method = resolved_method(model_, options_);
-  if (options_.method == SamplingMethod::Laplace) {
-    check_laplace_options(model_, options_);
-    laplace_ = std::make_shared<const laplace::LaplaceQuadrature>(model_, options_.quadrature_nodes, options_.quadrature_step);
-    laplace_group_ = std::make_shared<const SymmetryGroup>(model_);
-    return;
-  }
-  if (options_.method != SamplingMethod::Plain) {
-    symmetric_ = std::make_shared<const theory_rates::SymmetricSamples>(model_, options_);
-    return;
-  }
-  const int64_t batches = (options_.samples + kLanes - 1) / kLanes;
-  if (keeps_plain_samples(options_, batches, batch_width_)) {
-    stored_.resize(static_cast<std::size_t>(batches * batch_width_));
-#pragma omp parallel
-    {
-      std::vector<double> aos(static_cast<std::size_t>(kLanes * width_));
-#pragma omp for schedule(static)
-      for (int64_t b = 0; b < batches; ++b) draw_batch(b, 0, aos.data(), stored_.data() + b * batch_width_);
-    }
-  }
-}
-
-// Sample n of draw `draw` is the stream (seed, MonteCarlo, lane n, step draw): θ first
-// (the prior draws from the stream), then the standard normals in sample_width() order;
-// θ is then added to position 1's ζ, which becomes λ_1.
-void TheoryEngine::draw_sample(int64_t n, uint64_t draw, double* out) const {
-  RandomStream rng(StreamId{options_.seed, Purpose::MonteCarlo, static_cast<uint32_t>(n), draw});
-  const int F = model_.F();
-  model_.prior.sample(rng, out);
-  for (int i = F; i < width_; ++i) out[i] = rng.normal();
-  for (int f = 0; f < F; ++f) out[F + f] += out[f];  // λ_ℓ* = ζ_ℓ* + θ, ℓ* = 1
-}
-
-// Samples kLanes·b … kLanes·b + kLanes − 1, one per lane, reordered to what evaluate()
-// reads: (λ_ℓ, w_ℓ) for ℓ = 1…L, then with g sampled g_1…g_L and ξ. Lanes past the last
-// sample are zeros and are never summed.
-void TheoryEngine::draw_batch(int64_t b, uint64_t draw, double* aos, Lanes* soa) const {
-  const int F = model_.F(), H = model_.H, L = model_.L, K = F + H, stride = K + 1;
-  const bool sampled = options_.channel == ValueChannel::Sampled;
-  for (int j = 0; j < kLanes; ++j) {
-    const int64_t n = b * kLanes + j;
-    double* z = aos + j * width_;
-    if (n < options_.samples)
-      draw_sample(n, draw, z);
-    else
-      std::fill(z, z + width_, 0.0);
-    for (int l = 0; l < L; ++l) {
-      const double* p = z + F + l * stride;
-      for (int k = 0; k < K; ++k) soa[l * K + k][j] = p[k];
-      if (sampled) soa[L * K + l][j] = p[K];
-    }
-    if (sampled) soa[L * K + L][j] = z[width_ - 1];
-  }
-}
-
-const TheoryEngine::Lanes* TheoryEngine::batch_samples(int64_t b, uint64_t draw, double* aos, Lanes* soa) const {
-  if (!stored_.empty() && options_.mode == MonteCarloMode::Fixed) return stored_.data() + b * batch_width_;
-  draw_batch(b, options_.mode == MonteCarloMode::Fixed ? 0 : draw, aos, soa);
-  return soa;
-}
-
-int64_t TheoryEngine::samples_used() const {
-  return laplace_ ? 0 : symmetric_ ? symmetric_->samples() : options_.samples;
-}
 
 namespace {
 
@@ -134,56 +15,38 @@ TheoryOptions resolved_options(const ModelSpec& model, const TheoryOptions& give
 
 }  // namespace
 
+TheoryEngine::TheoryEngine(const ModelSpec& model, const TheoryOptions& options)
+    : model_(model),
+      options_(resolved_options(model, options)),
+      layout_(model.H, model.F(), model.readout == Readout::Learned),
+      fixed_c_(model.initial_readout()),
+      method_(expectation::method_entry(options_.method).make(model_, options_)) {}
+
+int64_t TheoryEngine::samples_used() const { return method_->samples_used(); }
+
 int64_t TheoryEngine::samples_used(const ModelSpec& model, const TheoryOptions& given) {
   const TheoryOptions options = resolved_options(model, given);
-  if (options.method == SamplingMethod::Plain) return options.samples;
-  if (options.method == SamplingMethod::Laplace) return 0;
-  const int orbit = theory_rates::SymmetricSamples::orbit_size_of(model, options);
-  return theory_rates::SymmetricSamples::orbits_for(options, orbit) * orbit;
+  return expectation::method_entry(options.method).samples_used(model, options);
 }
 
 double TheoryEngine::stored_bytes(const ModelSpec& model, const TheoryOptions& given) {
   const TheoryOptions options = resolved_options(model, given);
-  if (options.mode != MonteCarloMode::Fixed || options.method == SamplingMethod::Laplace) return 0;
-  if (options.method != SamplingMethod::Plain)
-    return static_cast<double>(theory_rates::SymmetricSamples::stored_lanes(model, options)) * sizeof(Lanes);
-  const int64_t batches = (options.samples + kLanes - 1) / kLanes, width = plain_batch_width(model, options.channel);
-  return keeps_plain_samples(options, batches, width) ? static_cast<double>(batches * width) * sizeof(Lanes) : 0.0;
+  return expectation::method_entry(options.method).stored_bytes(model, options);
 }
 
-int TheoryEngine::orbit_size() const { return symmetric_ ? symmetric_->orbit_size() : 1; }
+int TheoryEngine::orbit_size() const { return method_->orbit_size(); }
+
+void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const {
+  check_evaluable(op, t);
+  method_->evaluate(op, draw, out, t);
+}
 
 void TheoryEngine::evaluate(const double* x, uint64_t draw, TheoryEvaluation& out, double t) const {
   evaluate(layout_.unpack(x, fixed_c_), draw, out, t);
 }
 
-void TheoryEngine::evaluate_plain(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const {
-  const bool sampled = options_.channel == ValueChannel::Sampled;
-  const int64_t N = options_.samples;
-  const int64_t blocks = (N + kBlock - 1) / kBlock;
-  const std::size_t width = layout_.size() + 1;  // the rates, then r²
-  RateInputs in;
-  fill_rate_inputs(model_, options_.flow, t, layout_, sampled, false, op, in);
-  const Path path = rate_path(model_);
-  const bool stored = !stored_.empty() && options_.mode == MonteCarloMode::Fixed;
-  std::vector<double> sums(static_cast<std::size_t>(blocks) * width, 0.0), squares(sums.size(), 0.0);
-
-#pragma omp parallel if (blocks >= TheoryEngine::kParallelBlocks)
-  {
-    ThreadBuffers buf(model_, path, stored, width, width_, batch_width_);
-#pragma omp for schedule(static)
-    for (int64_t b = 0; b < blocks; ++b) {
-      std::fill(buf.acc.begin(), buf.acc.end(), Lanes::Zero());
-      std::fill(buf.acc_sq.begin(), buf.acc_sq.end(), Lanes::Zero());
-      const int64_t n_end = std::min(N, (b + 1) * kBlock);
-      for (int64_t n0 = b * kBlock; n0 < n_end; n0 += kLanes) {
-        const Lanes* z = batch_samples(n0 / kLanes, draw, buf.aos.data(), buf.soa.data());
-        batch_rates(path, in.k, z, N - n0, width, buf);
-      }
-      add_block(buf, width, sums.data() + b * width, squares.data() + b * width);
-    }
-  }
-  mean_and_stderr(sums, squares, blocks, width, N, 1, out);
+void TheoryEngine::rate_covariance(const OrderParameters& op, Eigen::MatrixXd& cov, double t) const {
+  method_->rate_covariance(op, cov, t);
 }
 
 }  // namespace headspec

@@ -7,10 +7,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "headspec/budget.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/theory_engine.hpp"
-#include "laplace_quadrature.hpp"
+#include "expectation/expectation_method.hpp"
 
 namespace headspec {
 
@@ -37,27 +36,13 @@ std::string exploded_entry(const OrderParameters& op, double bound) {
   return {};
 }
 
-double evaluation_bytes_limit(const TheoryOptions& options) {
-  return options.max_evaluation_bytes > 0 ? options.max_evaluation_bytes : default_max_memory_gib() * 0.25 * 0x1p30;
-}
-
 }  // namespace
 
 void TheoryEngine::check_evaluable(const OrderParameters& op, double t) const {
   const double bound = kExplodedScale * state_scale(model_);
   if (const std::string entry = exploded_entry(op, bound); !entry.empty())
     throw DivergenceError(fmt::format("the state exploded ({}, past {:.3g})", entry, bound), t);
-  if (!laplace_) return;  // the sampled methods' cost does not depend on the state
-  const laplace::LaplaceQuadrature::Cost cost = laplace_->cost(op);
-  const double bytes = evaluation_bytes_limit(options_);
-  if (!(cost.bytes <= bytes && cost.terms <= options_.max_evaluation_terms))
-    throw DivergenceError(
-        fmt::format("the state exploded (largest Q_hh = {:.3g}): laplace's rules there would need {:.3g} GiB and "
-                    "{:.3g} terms for one evaluation, past {:.3g} GiB and {:.3g} (a genuine state that wide: "
-                    "--mc-method sobol, whose cost does not grow with it)",
-                    op.Q.diagonal().maxCoeff(), cost.bytes / 0x1p30, cost.terms, bytes / 0x1p30,
-                    options_.max_evaluation_terms),
-        t);
+  method_->check_cost(op, t);  // laplace's rules grow with the state; the sampled methods' cost does not
 }
 
 }  // namespace headspec

@@ -1,11 +1,15 @@
 // The laplace method of the theory engine (docs/model.md §6, "Laplace quadrature"): the rates
 // of docs/theory.md §1 from the quadrature's expectations of their integrands.
+#include <fmt/format.h>
+
 #include <string>
 
-#include "headspec/errors.hpp"
-#include "headspec/theory_engine.hpp"
 #include "../laplace_quadrature.hpp"
 #include "../theory_evaluation.hpp"
+#include "expectation_method.hpp"
+#include "headspec/budget.hpp"
+#include "headspec/errors.hpp"
+#include "headspec/symmetry_group.hpp"
 
 namespace headspec {
 
@@ -41,8 +45,60 @@ void check_laplace_options(const ModelSpec& model, const TheoryOptions& options)
   if (!obstacle.empty()) throw ParameterError("mc-method", obstacle);
 }
 
-void TheoryEngine::evaluate_laplace(const OrderParameters& op, TheoryEvaluation& out, double t) const {
-  const std::vector<double> E = laplace_->expectations(op);
+namespace expectation {
+
+namespace {
+
+double evaluation_bytes_limit(const TheoryOptions& options) {
+  return options.max_evaluation_bytes > 0 ? options.max_evaluation_bytes : default_max_memory_gib() * 0.25 * 0x1p30;
+}
+
+// The laplace method: no samples; the state in its canonical head order.
+class LaplaceMethod final : public ExpectationMethod {
+ public:
+  LaplaceMethod(const ModelSpec& model, const TheoryOptions& options)
+      : model_(model),
+        options_(options),
+        layout_(model.H, model.F(), model.readout == Readout::Learned),
+        quadrature_(model, options.quadrature_nodes, options.quadrature_step),
+        group_(model) {}
+  void evaluate(const OrderParameters& op, uint64_t, TheoryEvaluation& out, double t) const override {
+    evaluate_in_canonical_order(group_, layout_, op, out, [&](const OrderParameters& canonical, TheoryEvaluation& o) {
+      evaluate_canonical(canonical, o, t);
+    });
+  }
+  int64_t samples_used() const override { return 0; }
+  void check_cost(const OrderParameters& op, double t) const override;
+
+ private:
+  void evaluate_canonical(const OrderParameters& op, TheoryEvaluation& out, double t) const;
+
+  ModelSpec model_;
+  TheoryOptions options_;
+  StateLayout layout_;
+  laplace::LaplaceQuadrature quadrature_;
+  SymmetryGroup group_;
+};
+
+}  // namespace
+
+// The rules grow with the scores' spread: past the options' bounds the state has exploded
+// (docs/model.md §6, "Divergence"), reported before anything is allocated.
+void LaplaceMethod::check_cost(const OrderParameters& op, double t) const {
+  const laplace::LaplaceQuadrature::Cost cost = quadrature_.cost(op);
+  const double bytes = evaluation_bytes_limit(options_);
+  if (!(cost.bytes <= bytes && cost.terms <= options_.max_evaluation_terms))
+    throw DivergenceError(
+        fmt::format("the state exploded (largest Q_hh = {:.3g}): laplace's rules there would need {:.3g} GiB and "
+                    "{:.3g} terms for one evaluation, past {:.3g} GiB and {:.3g} (a genuine state that wide: "
+                    "--mc-method sobol, whose cost does not grow with it)",
+                    op.Q.diagonal().maxCoeff(), cost.bytes / 0x1p30, cost.terms, bytes / 0x1p30,
+                    options_.max_evaluation_terms),
+        t);
+}
+
+void LaplaceMethod::evaluate_canonical(const OrderParameters& op, TheoryEvaluation& out, double t) const {
+  const std::vector<double> E = quadrature_.expectations(op);
   theory_rates::RateConstants k;
   theory_evaluation::set_rate_scales(model_, options_.flow, t, k);
   const int H = model_.H, F = model_.F();
@@ -62,5 +118,13 @@ void TheoryEngine::evaluate_laplace(const OrderParameters& op, TheoryEvaluation&
   out.error = E[0] + delta;
   out.error_stderr = 0;
 }
+
+
+std::shared_ptr<const ExpectationMethod> make_laplace(const ModelSpec& model, const TheoryOptions& options) {
+  check_laplace_options(model, options);
+  return std::make_shared<const LaplaceMethod>(model, options);
+}
+
+}  // namespace expectation
 
 }  // namespace headspec

@@ -2,10 +2,9 @@
 // stochastic theory, from the plain samples with the value channel sampled.
 #include <stdexcept>
 
-#include "headspec/theory_engine.hpp"
-#include "../theory_evaluation.hpp"
+#include "plain_method.hpp"
 
-namespace headspec {
+namespace headspec::expectation {
 
 namespace {
 
@@ -28,26 +27,25 @@ void add_products(std::vector<Lanes>& rates, std::size_t n, int64_t valid, std::
 
 }  // namespace
 
-void TheoryEngine::rate_covariance(const OrderParameters& op, Eigen::MatrixXd& cov, double t) const {
-  if (options_.method != SamplingMethod::Plain || options_.channel != ValueChannel::Sampled)
+void PlainMethod::rate_covariance(const OrderParameters& op, Eigen::MatrixXd& cov, double t) const {
+  if (options_.channel != ValueChannel::Sampled)
     throw std::logic_error("rate_covariance needs the plain method with the value channel sampled");
   const int64_t N = options_.samples;
-  const int64_t blocks = (N + kBlock - 1) / kBlock;
+  const int64_t blocks = (N + TheoryEngine::kBlock - 1) / TheoryEngine::kBlock;
   const std::size_t n = layout_.size(), width = n + 1, sums_width = n + n * (n + 1) / 2;
   RateInputs in;
   fill_rate_inputs(model_, options_.flow, t, layout_, true, false, op, in);
   const Path path = rate_path(model_);
-  const bool stored = !stored_.empty() && options_.mode == MonteCarloMode::Fixed;
   std::vector<double> sums(static_cast<std::size_t>(blocks) * sums_width, 0.0);
 #pragma omp parallel if (blocks >= TheoryEngine::kParallelBlocks)
   {
-    ThreadBuffers buf(model_, path, stored, width, width_, batch_width_);
+    ThreadBuffers buf(model_, path, stored(), width, sample_width_, batch_width_);
     std::vector<Lanes> acc(sums_width);
 #pragma omp for schedule(static)
     for (int64_t b = 0; b < blocks; ++b) {
       std::fill(acc.begin(), acc.end(), Lanes::Zero());
-      const int64_t n_end = std::min(N, (b + 1) * kBlock);
-      for (int64_t n0 = b * kBlock; n0 < n_end; n0 += kLanes) {
+      const int64_t n_end = std::min(N, (b + 1) * TheoryEngine::kBlock);
+      for (int64_t n0 = b * TheoryEngine::kBlock; n0 < n_end; n0 += kLanes) {
         lane_rates(path, in.k, batch_samples(n0 / kLanes, 0, buf.aos.data(), buf.soa.data()), width, buf);
         add_products(buf.rates, n, N - n0, acc);
       }
@@ -68,4 +66,4 @@ void TheoryEngine::rate_covariance(const OrderParameters& op, Eigen::MatrixXd& c
     }
 }
 
-}  // namespace headspec
+}  // namespace headspec::expectation

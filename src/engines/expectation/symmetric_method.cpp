@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "headspec/theory_engine.hpp"
 #include "../symmetric_samples.hpp"
 #include "../theory_evaluation.hpp"
+#include "expectation_method.hpp"
 
-namespace headspec {
+namespace headspec::expectation {
 
 namespace {
 
@@ -104,43 +104,41 @@ void randomisation_mean_and_spread(const std::vector<double>& sums, int64_t bloc
   out.error_stderr = spread.back();
 }
 
-// Packed rates of the canonical state (head h = head perm[h] of the state asked for) back in
-// the state's own head order.
-void unpermute(const StateLayout& lay, const std::vector<int>& perm, const std::vector<double>& in,
-               std::vector<double>& out) {
-  const int H = lay.H(), F = lay.F();
-  out.resize(in.size());
-  for (int h = 0; h < H; ++h) {
-    for (int f = 0; f < F; ++f) out[lay.m_index(perm[h], f)] = in[lay.m_index(h, f)];
-    out[lay.r_index(perm[h])] = in[lay.r_index(h)];
-    for (int g = h; g < H; ++g) out[lay.q_index(perm[h], perm[g])] = in[lay.q_index(h, g)];
-    if (lay.learned_readout()) out[lay.c_index(perm[h])] = in[lay.c_index(h)];
+// The symmetric and sobol methods: the samples of symmetric_samples.hpp, summed over whole
+// orbits at the state in its canonical head order.
+class SymmetricMethod final : public ExpectationMethod {
+ public:
+  SymmetricMethod(const ModelSpec& model, const TheoryOptions& options)
+      : model_(model),
+        options_(options),
+        layout_(model.H, model.F(), model.readout == Readout::Learned),
+        batch_width_(plain_batch_width(model, options.channel)),
+        samples_(model, options) {}
+  void evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const override {
+    evaluate_in_canonical_order(samples_.group(), layout_, op, out,
+                                [&](const OrderParameters& canonical, TheoryEvaluation& o) {
+                                  evaluate_canonical(canonical, draw, o, t);
+                                });
   }
-}
+  int64_t samples_used() const override { return samples_.samples(); }
+  int orbit_size() const override { return samples_.orbit_size(); }
+
+ private:
+  void evaluate_canonical(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const;
+
+  ModelSpec model_;
+  TheoryOptions options_;
+  StateLayout layout_;
+  int batch_width_;
+  theory_rates::SymmetricSamples samples_;
+};
 
 }  // namespace
 
-void TheoryEngine::evaluate(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const {
-  check_evaluable(op, t);
-  if (options_.method == SamplingMethod::Plain) return evaluate_plain(op, draw, out, t);
-  const SymmetryGroup& canonical = group();
-  const std::vector<int>& perm = canonical.permutations()[canonical.canonical_permutation(op)];
-  if (laplace_)
-    evaluate_laplace(SymmetryGroup::permute(op, perm), out, t);
-  else
-    evaluate_symmetric(SymmetryGroup::permute(op, perm), draw, out, t);
-  std::vector<double> rate, rate_stderr;
-  unpermute(layout_, perm, out.rate, rate);
-  unpermute(layout_, perm, out.rate_stderr, rate_stderr);
-  out.rate.swap(rate);
-  out.rate_stderr.swap(rate_stderr);
-}
-
-const SymmetryGroup& TheoryEngine::group() const { return laplace_ ? *laplace_group_ : symmetric_->group(); }
-
-void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out, double t) const {
+void SymmetricMethod::evaluate_canonical(const OrderParameters& op, uint64_t draw, TheoryEvaluation& out,
+                                         double t) const {
   using theory_rates::Conditioning;
-  const theory_rates::SymmetricSamples& samples = *symmetric_;
+  const theory_rates::SymmetricSamples& samples = samples_;
   const bool sampled = options_.channel == ValueChannel::Sampled;
   const uint64_t draw_used = options_.mode == MonteCarloMode::Fixed ? 0 : draw;
   const int G = samples.orbit_size(), signs = samples.sign_slots();
@@ -183,4 +181,18 @@ void TheoryEngine::evaluate_symmetric(const OrderParameters& op, uint64_t draw, 
     mean_and_stderr(sums, squares, blocks, width, orbits, G, out);
 }
 
-}  // namespace headspec
+std::shared_ptr<const ExpectationMethod> make_symmetric(const ModelSpec& model, const TheoryOptions& options) {
+  return std::make_shared<const SymmetricMethod>(model, options);
+}
+
+int64_t symmetric_samples_used(const ModelSpec& model, const TheoryOptions& options) {
+  const int orbit = theory_rates::SymmetricSamples::orbit_size_of(model, options);
+  return theory_rates::SymmetricSamples::orbits_for(options, orbit) * orbit;
+}
+
+double symmetric_stored_bytes(const ModelSpec& model, const TheoryOptions& options) {
+  if (options.mode != MonteCarloMode::Fixed) return 0;
+  return static_cast<double>(theory_rates::SymmetricSamples::stored_lanes(model, options)) * sizeof(Lanes);
+}
+
+}  // namespace headspec::expectation
