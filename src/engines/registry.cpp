@@ -23,7 +23,8 @@ EngineFactory sgd_engine_factory(const std::string& name, const ModelSpec& model
   if (name == "dense") {
     // Tokens (L × D) and keys (H × D) are held in memory.
     if (D > 400'000'000 / (model.L + 2 * model.H))
-      throw ParameterError(names.D, fmt::format("D = {} is too large for the dense engine (memory); use --engine gram", D));
+      throw ParameterError(names.D, fmt::format("D = {} is too large for the dense engine (memory); use --{} gram", D,
+                                                names.engine));
     return DenseEngine::factory(model, D);
   }
   if (name == "gram") {

@@ -75,6 +75,22 @@ TEST(TheorySdeCli, RefusalsNameTheirFlagAndWriteNothing) {
   }
 }
 
+// A D the dense initial state cannot hold: the refusal names the flag that would help
+// (--init-engine gram), not simulate's --engine.
+TEST(TheorySdeCli, TooLargeADForTheDenseStartNamesInitEngine) {
+  const auto dir = fresh_dir("sde_large_D");
+  const auto out = dir / "t.csv";
+  for (const std::string cmd : {"sweep --engine sde --grid D=1000000000 --T 1", "theory --sde --init-D 1000000000 --T 1"}) {
+    const auto r = run_cli(cmd + " --out " + out.string());
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_NE(r.err.find("use --init-engine gram"), std::string::npos) << cmd << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out)) << cmd;
+  }
+  const auto r = run_cli("simulate --D 1000000000 --T 1 --max-memory 1000 --out " + out.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("use --engine gram"), std::string::npos) << r.err;
+}
+
 // sweep --engine sde: D is a grid key, and the summary has τ̃ = τ / ln D as for gram.
 TEST(TheorySdeCli, SweepEngineSdeRunsEachPointAtItsD) {
   const auto dir = fresh_dir("sde_sweep");
