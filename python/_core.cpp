@@ -60,9 +60,13 @@ std::string type_name(const FieldRef& field, unsigned flags) {
       field);
 }
 
+// A number: int, float, a NumPy scalar or 0-d array, anything else with __float__ that is not a
+// sequence (a NumPy array of several numbers has __float__ too, and is a list of numbers).
 bool is_number(py::handle v) {
-  return !py::isinstance<py::bool_>(v) && (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v) ||
-                                           py::hasattr(v, "__float__"));
+  if (py::isinstance<py::bool_>(v)) return false;
+  if (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) return true;
+  if (py::hasattr(v, "ndim")) return v.attr("ndim").cast<int>() == 0;
+  return py::hasattr(v, "__float__") && !py::hasattr(v, "__len__");
 }
 
 // "2,2" as the command line writes it, from text, a number or a sequence of numbers.

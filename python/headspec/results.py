@@ -220,13 +220,18 @@ def _grid_value(key, value):
 
 
 def grid_text(grid):
-    """{"H": [1, 2], "nu": [[1, 1], [5, 5]]} as the --grid text "H=1,2;nu=1,1|5,5"; text as given."""
+    """{"H": [1, 2], "nu": [[1, 1], [5, 5]]} as the --grid text "H=1|2;nu=1,1|5,5"; text as given.
+
+    One rule for every key: each element of a key's list is one grid point's value. For a
+    vector flag (nu) an element is a vector — a list, an array, or text "1,1" — or a number,
+    the vector of one entry (F = 1): {"nu": [1, 4]} is two points, ν = 1 and ν = 4, and
+    {"nu": [[1, 4]]} one point, ν = (1, 4). A single value need not be a list ({"H": 2})."""
     if isinstance(grid, str) or not hasattr(grid, "items"):
         return grid
     axes = []
     for key, values in grid.items():
         values = list(values) if isinstance(values, (list, tuple, np.ndarray, range)) else [values]
-        vectors = any((isinstance(v, str) and "," in v) or (not isinstance(v, (str, bytes)) and hasattr(v, "__iter__"))
-                      for v in values)
-        axes.append(f"{key}=" + ("|" if vectors else ",").join(_grid_value(key, v) for v in values))
+        if not values:
+            raise ValueError(f"grid[{key!r}]: no values")
+        axes.append(f"{key}=" + "|".join(_grid_value(key, v) for v in values))  # '|' separates values of any key
     return ";".join(axes)

@@ -121,7 +121,30 @@ def test_sweep_grid_as_a_dict_gives_typed_values_and_equals_the_text_grid():
         np.testing.assert_array_equal(typed.rows[name], text.rows[name], err_msg=name)
     assert set(typed.summary["lr"]) == {0.5, 1.0}
     assert typed.to_dataframe("summary").shape[0] == 8
-    assert headspec.grid_text({"nu": [[1, 1], (5, 5.5)], "D": [1e3, np.int64(2000)]}) == "nu=1,1|5,5.5;D=1000,2000"
+    assert headspec.grid_text({"nu": [[1, 1], (5, 5.5)], "D": [1e3, np.int64(2000)]}) == "nu=1,1|5,5.5;D=1000|2000"
+
+
+def test_sweep_grid_dict_one_value_per_element_for_vector_flags():
+    """One rule (headspec.grid_text): each element of a key's list is one grid point. For ν a number
+    is a vector of one entry, so {"nu": [1, 4]} is two points with F = 1 and {"nu": [[1, 4]]} one
+    point with F = 2; a schedule's commas stay inside its value."""
+    kw = dict(engine="gram", D=200, T=0.5, record_every=0.5, test_samples=100, L=4, H=1)
+    two = headspec.sweep(grid={"nu": [1, 4]}, **kw)
+    assert two.grid == {"nu": ["1", "4"]} and "M_1_1" in two.summary and "M_1_2" not in two.summary
+    one = headspec.sweep(grid={"nu": [[1, 4]]}, **kw)
+    assert one.grid == {"nu": ["1,4"]} and "M_1_2" in one.summary
+    arrays = headspec.sweep(grid={"nu": [np.array([1.0, 4.0])]}, **kw)
+    np.testing.assert_array_equal(arrays.summary["M_1_2"], one.summary["M_1_2"])
+    schedules = headspec.sweep(grid={"lr_schedule": ["constant", "step:0.2,0.5,0.4,0.25"]}, **kw)
+    assert schedules.grid == {"lr-schedule": ["constant", "step:0.2,0.5,0.4,0.25"]}
+
+
+@pytest.mark.parametrize("nu", [np.array([2.0, 2.0]), np.array([2, 2]), [np.float64(2), 2]])
+def test_numpy_arrays_and_scalars_are_taken_where_lists_and_numbers_are(nu):
+    kw = dict(D=200, T=0.5, record_every=0.5, test_samples=50)
+    np.testing.assert_array_equal(headspec.simulate(nu=nu, **kw).M, headspec.simulate(nu=[2, 2], **kw).M)
+    for scalar in (np.float64(3), np.array(3.0), np.int32(3)):
+        np.testing.assert_array_equal(headspec.simulate(nu=scalar, **kw).M, headspec.simulate(nu=3, **kw).M)
 
 
 @pytest.mark.parametrize("grid, message", [({"H": [True]}, "is not a value of --H"),
