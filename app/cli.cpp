@@ -44,6 +44,23 @@ std::string unknown_subcommand(int argc, const char* const* argv, const std::vec
   return argv[1];
 }
 
+// The first --flag on the command line that its subcommand does not have, with the
+// subcommand's name; empty if none.
+std::string unknown_flag(int argc, const char* const* argv, const std::vector<Command>& commands) {
+  if (argc < 2) return {};
+  for (const Command& c : commands) {
+    if (c.sub->get_name() != argv[1]) continue;
+    for (int i = 2; i < argc; ++i) {
+      std::string word = argv[i];
+      if (word.rfind("--", 0) != 0 || word == "--") continue;
+      word = word.substr(0, word.find('='));
+      if (c.sub->get_option_no_throw(word) == nullptr)
+        return fmt::format("{}: not a flag of '{}' (headspec {} --help lists them)", word, argv[1], argv[1]);
+    }
+  }
+  return {};
+}
+
 std::string subcommand_names(const std::vector<Command>& commands) {
   std::vector<std::string> names;
   for (const Command& c : commands) names.push_back(c.sub->get_name());
@@ -75,6 +92,7 @@ int run_cli(int argc, const char* const* argv, bool check_only) {
   } catch (const CLI::ParseError& e) {
     if (const std::string word = unknown_subcommand(argc, argv, commands); !word.empty())
       return usage_error(fmt::format("unknown subcommand '{}' (one of: {})", word, subcommand_names(commands)));
+    if (const std::string flag = unknown_flag(argc, argv, commands); !flag.empty()) return usage_error(flag);
     return usage_error(e.what());
   }
   try {

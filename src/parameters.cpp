@@ -295,7 +295,11 @@ const ParameterTable<TheorySettings>& theory_parameters() {
 const ParameterTable<BayesSettings>& bayes_parameters() {
   using S = BayesSettings;
   static const ParameterTable<S> table = [] {
-    ParameterTable<S> t = nested<S, ModelSettings>(model_parameters(), [](S& s) -> ModelSettings& { return s; });
+    // Only the model flags ε_Bayes depends on (docs/model.md §8): the prior, ν, L and Δ. The
+    // others (heads, activation, learning rates, …) cannot change it and are refused.
+    ParameterTable<S> t;
+    for (auto& p : nested<S, ModelSettings>(model_parameters(), [](S& s) -> ModelSettings& { return s; }))
+      if (p.name == "prior" || p.name == "nu" || p.name == "L" || p.name == "noise") t.push_back(std::move(p));
     append(t, {
         parameter<S>("samples", &S::samples, "Monte Carlo samples"),
         parameter<S>("seed", &S::seed, "random seed"),

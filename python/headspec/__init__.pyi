@@ -157,16 +157,8 @@ def bayes(
     *,
     prior: str | None = 'flip',  # prior on θ: flip | gauss | spike | mixture:FILE
     nu: str | float | Sequence[float] | None = '2,2',  # signal strengths ν_f, comma-separated; F is their count
-    activation: str | None = 'softmax',  # softmax | softmax1 | bsoftmax | linear | sigmoid
-    readout: str | None = 'learned',  # learned (trained from 1/H) | sum (c_h = 1) | mean (c_h = 1/H)
     L: int | None = 10,  # sequence length
-    H: int | None = 2,  # number of heads
-    lr: float | None = 1.0,  # learning rate η
-    batch: int | None = 1,  # mini-batch size B
     noise: float | None = 0.0,  # label noise variance Δ
-    q0: float | None = 1.0,  # initial key variance
-    readout_lr: str | float | Sequence[float] | None = None,  # readout learning rate η_c (default: η)
-    lr_schedule: str | None = 'constant',  # factor g(t) of both learning rates, t = n/D: constant | inverse:T0 (T0/(T0+t)) | power:T0,P ((1+t/T0)^-P) | step:T1,F1,T2,F2,… (F_i from T_i on) | table:FILE (rows 't g', linear between them; docs/model.md §4)
     samples: int | None = 1000000,  # Monte Carlo samples
     seed: int | None = 1,  # random seed
     method: str | None = 'mc',  # mc | quadrature (F = 1 only)

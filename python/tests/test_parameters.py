@@ -88,16 +88,25 @@ def test_errors_name_the_keyword():
         headspec.theory(init_D=3, T=0.1)
     assert raised.value.parameter == "init_D" and raised.value.flag == "--init-D"
     with pytest.raises(ValueError, match=r"^keyword H=: needs at least one head"):
-        headspec.bayes(H=0)
+        headspec.simulate(H=0)
     with pytest.raises(ValueError, match=r"^keyword lr=: expected float, got 'x'"):
         headspec.simulate(lr="x")
 
 
-def test_bayes_takes_every_model_keyword():
-    res = headspec.bayes(nu=[2, 2], L=4, H=3, lr=0.5, readout="sum", samples=2000, method="mc")
-    out = subprocess.run([BINARY, "bayes", "--nu", "2,2", "--L", "4", "--H", "3", "--lr", "0.5", "--readout", "sum",
+def test_bayes_takes_only_the_keywords_its_error_depends_on():
+    """ε_Bayes depends on the prior, ν, L and Δ (docs/model.md §8): those are taken as the CLI takes
+    them; a model keyword that cannot change it (H, lr, activation, …) is refused, naming it."""
+    res = headspec.bayes(prior="gauss", nu=[2, 1], L=4, noise=0.1, samples=2000, method="mc")
+    out = subprocess.run([BINARY, "bayes", "--prior", "gauss", "--nu", "2,1", "--L", "4", "--noise", "0.1",
                           "--samples", "2000"], capture_output=True, text=True, check=True).stdout
     assert f'"mmse":{res["mmse"]}' in out.replace(" ", "")
+    for keyword, value in (("H", 3), ("lr", 0.5), ("activation", "softmax1"), ("readout", "sum"), ("batch", 4)):
+        with pytest.raises(TypeError, match=keyword):
+            headspec.bayes(**{keyword: value})
+        flag = "--" + keyword
+        cli = subprocess.run([BINARY, "bayes", flag, str(value)], capture_output=True, text=True)
+        assert cli.returncode == 2 and cli.stdout == ""
+        assert cli.stderr == f"headspec: error: {flag}: not a flag of 'bayes' (headspec bayes --help lists them)\n"
 
 
 def test_simulate_stop_when_specialised_equals_cli(cli):
