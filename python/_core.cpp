@@ -11,6 +11,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -250,17 +251,34 @@ extern "C" void on_python_sigint(int sig) {
   g_python_sigint.sa_handler(sig);  // Python's handler: it only trips Python's flags
 }
 
+// The other signals with a Python handler (signal.signal(SIGALRM, f), …): Python's C handler
+// only notes them too, so for the call's duration they also set g_python_signal_pending, and
+// the call's progress hook (PythonProgress::step, at every record) runs the handlers from the
+// main thread: a handler that raises (a timeout) stops the call with the records so far as
+// the exception's `partial`; one that returns lets it go on.
+std::atomic<bool> g_python_signal_pending{false};
+std::array<struct sigaction, NSIG> g_python_handlers{};
+unsigned long g_main_thread = 0;
+
+extern "C" void on_python_signal(int sig) {
+  g_python_signal_pending.store(true);
+  g_python_handlers[static_cast<std::size_t>(sig)].sa_handler(sig);  // Python's: trips its flags
+}
+
 class InterruptScope {
  public:
   InterruptScope() : active_(PyThread_get_thread_ident() == main_thread_ident()) {
     if (!active_) return;
     g_python_interrupt.store(false);
+    g_python_signal_pending.store(false);
+    g_main_thread = PyThread_get_thread_ident();
     struct sigaction current {};
     sigaction(SIGINT, nullptr, &current);
     if (current.sa_handler == SIG_IGN || (current.sa_flags & SA_SIGINFO) != 0) {  // ignored, or not Python's
       active_ = false;
       return;
     }
+    hook_python_handlers(current.sa_handler);
     struct sigaction sa {};
     sa.sa_handler = on_python_sigint;
     sigemptyset(&sa.sa_mask);
@@ -270,7 +288,9 @@ class InterruptScope {
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;
   ~InterruptScope() {
-    if (active_) sigaction(SIGINT, &g_python_sigint, nullptr);
+    if (!active_) return;
+    sigaction(SIGINT, &g_python_sigint, nullptr);
+    for (int sig : hooked_) sigaction(sig, &g_python_handlers[static_cast<std::size_t>(sig)], nullptr);
   }
   /// What the drivers take: stop at the next step on SIGINT (null outside the main thread).
   const Checkpointing* driver() const { return active_ ? &c_ : nullptr; }
@@ -299,8 +319,24 @@ class InterruptScope {
   static unsigned long main_thread_ident() {
     return py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
   }
+  // Every signal but SIGINT whose handler is Python's C handler (the one SIGINT has: Python
+  // installs the same function for every signal given a Python handler) also notes itself
+  // in g_python_signal_pending.
+  void hook_python_handlers(void (*python_handler)(int)) {
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig == SIGINT || sig == SIGKILL || sig == SIGSTOP) continue;
+      struct sigaction current {};
+      if (sigaction(sig, nullptr, &current) != 0) continue;
+      if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != python_handler) continue;
+      struct sigaction sa = current;
+      sa.sa_handler = on_python_signal;
+      g_python_handlers[static_cast<std::size_t>(sig)] = current;
+      if (sigaction(sig, &sa, nullptr) == 0) hooked_.push_back(sig);
+    }
+  }
   bool active_;
   Checkpointing c_;
+  std::vector<int> hooked_;
 };
 
 // progress= (README "Python"): callback(done, total) with the GIL, from whichever thread
@@ -316,6 +352,8 @@ class PythonProgress {
   /// One more unit done; from any thread, without the GIL.
   void step() {
     const long long done = ++done_;
+    if (g_python_signal_pending.load(std::memory_order_relaxed) && PyThread_get_thread_ident() == g_main_thread)
+      run_signal_handlers();
     if (callback_.is_none() || failed_.load()) return;
     std::unique_lock lock(mutex_, std::try_to_lock);
     const auto now = std::chrono::steady_clock::now();
@@ -343,6 +381,19 @@ class PythonProgress {
   }
 
  private:
+  // The Python handlers of the signals that came (on the main thread, with the GIL): an
+  // exception one raises stops the call as the callback's does.
+  void run_signal_handlers() {
+    py::gil_scoped_acquire gil;
+    g_python_signal_pending.store(false);
+    if (PyErr_CheckSignals() == 0 || failed_.load()) {
+      PyErr_Clear();
+      return;
+    }
+    failure_ = std::make_exception_ptr(py::error_already_set());
+    failed_.store(true);
+    if (can_stop_) g_python_interrupt.store(true);  // the drivers stop at their next step
+  }
   void call(long long done) {
     try {
       callback_(done, total_);

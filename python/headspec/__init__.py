@@ -74,7 +74,7 @@ def _command(command, core, returns, summary, prepare=None, progress=False):
             del arguments["progress"]
         try:
             return returns(core(**arguments))
-        except KeyboardInterrupt as stop:  # Ctrl-C: the records so far, where the call has them
+        except BaseException as stop:  # Ctrl-C, a signal handler's or the callback's exception: the records so far
             if isinstance(getattr(stop, "partial", None), dict):
                 stop.partial = returns(stop.partial)
             raise

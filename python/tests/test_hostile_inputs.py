@@ -401,3 +401,47 @@ def test_ctrl_c_stops_within_two_record_intervals(tmp_path, case, call):
     lines = out.split()
     made = int(lines[lines.index("partial") + 1])
     assert reported <= made <= reported + 2, (reported, made, out)
+
+
+def test_a_python_signal_handler_that_raises_stops_a_long_call_with_its_partial_result(tmp_path):
+    """signal.setitimer with a SIGALRM handler raising TimeoutError, the usual timeout: the handler
+    runs while the call computes (at its next record), not after the whole run, and its exception
+    carries the records so far. The run would take hours; the 120 s bound only keeps a
+    regression from hanging the suite."""
+    script = ("import signal, sys, headspec\n"
+              "def timeout(signum, frame):\n"
+              "    raise TimeoutError('too long')\n"
+              "signal.signal(signal.SIGALRM, timeout)\n"
+              "signal.setitimer(signal.ITIMER_REAL, 1.0)\n"
+              "try:\n"
+              "    headspec.theory(mc=20000, T=100000, record_every=0.5, dt=0.05, mc_method='sobol')\n"
+              "except TimeoutError as stop:\n"
+              "    print('partial', stop.partial.loss.size, flush=True)\n"
+              "    sys.exit(7)\n")
+    p = python_child(script, tmp_path)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 7, (p.returncode, out, err)
+    made = int(out.split()[-1])
+    assert 1 <= made < 100000 / 0.5, out
+
+
+def test_a_python_signal_handler_that_returns_lets_the_call_finish_unchanged(tmp_path):
+    """A handler that only notes the signal (here every 0.1 s) runs during the call — it sees a
+    record count strictly between 0 and the total — and the call then finishes with the same
+    numbers as without it."""
+    script = ("import signal, numpy as np, headspec\n"
+              "done, seen = [0], []\n"
+              "def progress(n, total):\n"
+              "    done[0] = n\n"
+              "signal.signal(signal.SIGALRM, lambda signum, frame: seen.append(done[0]))\n"
+              "kw = dict(mc=20000, T=20, record_every=0.25, dt=0.05, mc_method='sobol')\n"
+              "signal.setitimer(signal.ITIMER_REAL, 0.1, 0.1)\n"
+              "with_signals = headspec.theory(progress=progress, **kw)\n"
+              "signal.setitimer(signal.ITIMER_REAL, 0)\n"
+              "total = with_signals.loss.size\n"
+              "print('during', any(0 < n < total for n in seen), 'records', total,\n"
+              "      'same', np.array_equal(with_signals.loss, headspec.theory(**kw).loss), flush=True)\n")
+    p = python_child(script, tmp_path)
+    out, err = p.communicate(timeout=600)
+    assert p.returncode == 0, (out, err)
+    assert "during True records 81 same True" in out, out
