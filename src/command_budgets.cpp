@@ -10,6 +10,7 @@
 
 #include "headspec/bayes.hpp"
 #include "headspec/order_parameters.hpp"
+#include "headspec/theory_config.hpp"
 #include "headspec/theory_engine.hpp"
 #include "headspec/theory_runs.hpp"
 
@@ -56,7 +57,7 @@ double samples_evaluated(const ModelSpec& m, int64_t mc, const std::string& meth
 // The work of one evaluation counted in samples: those evaluated, or for laplace, which has
 // none, the plain samples of the same CPU time (as TheoryConfig::evaluation_work).
 double evaluation_work(const ModelSpec& m, int64_t mc, const std::string& method) {
-  if (resolved_method(m, theory_options(mc, method)) == SamplingMethod::Laplace) return 1e6;
+  if (resolved_method(m, theory_options(mc, method)) == SamplingMethod::Laplace) return kLaplaceEvaluationWork;
   return samples_evaluated(m, mc, method);
 }
 

@@ -19,6 +19,10 @@ namespace headspec {
 /// `absent` says what −1 means ("--seed + k"), or is empty where −1 is only the default.
 std::optional<uint32_t> checked_seed(const char* flag, int64_t seed, const char* absent);
 
+/// The work of one laplace evaluation counted in plain samples of the same CPU time (≈ 6.7·10^5
+/// in the Fig. 1 model, docs/theory.md §2, rounded up): the budgets' unit for a method without samples.
+inline constexpr double kLaplaceEvaluationWork = 1e6;
+
 /// What the runs' own flags add to the theory's: horizon, records, specialisation stop.
 struct TheoryHorizon {
   double T = 20;

@@ -1,6 +1,6 @@
 #pragma once
 // The theory's ODE (docs/model.md §6) in boost::odeint's roles: TheorySystem is the
-// System, callable as sys(x, dxdt, t); the steppers are odeint's own (FixedStepper below,
+// System, callable as sys(x, dxdt, t); the steppers are odeint's own (Euler, RungeKutta4, Heun below,
 // runge_kutta_dopri5 for dopri5); recording, stop rules and checkpoints are observers
 // (src/engines/theory_observers.hpp). The system knows nothing of integration and the
 // steppers nothing of attention.

@@ -131,9 +131,7 @@ nlohmann::json TheoryConfig::identity_for(const ModelSpec& model) const {
 }
 
 double TheoryConfig::evaluation_work(const ModelSpec& model) const {
-  // laplace's evaluation costs as many plain samples as ≈ 6.7·10^5 in the Fig. 1 model
-  // (docs/theory.md §2), rounded up to 10^6.
-  if (expectations_for(model).method == SamplingMethod::Laplace) return 1e6;
+  if (expectations_for(model).method == SamplingMethod::Laplace) return kLaplaceEvaluationWork;
   return static_cast<double>(samples_used(model));
 }
 

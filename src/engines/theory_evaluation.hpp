@@ -1,6 +1,6 @@
 #pragma once
-// What the theory engine's evaluations share (theory_engine.cpp: the plain method,
-// theory_symmetric.cpp: the symmetric one): the choice of rate pass, the constants of an
+// What the sampled expectation methods share (expectation/plain_method.cpp,
+// expectation/symmetric_method.cpp): the choice of rate pass, the constants of an
 // evaluation, one thread's buffers, and the sums over blocks of samples.
 #include <omp.h>
 

@@ -255,7 +255,7 @@ template <bool Sampled, class Sizes>
 }
 
 // The rates of one batch through softmax_rates, lane by lane into rates[i] (the symmetric
-// method sums them over each orbit first, theory_symmetric.cpp).
+// method sums them over each orbit first, expectation/symmetric_method.cpp).
 template <bool Sampled, class Sizes>
 [[gnu::noinline]] void softmax_lane_rates(const Sizes sz, const RateConstants& k, const double* z,
                                           Eigen::Array<double, 4, 1>* outs, std::size_t width,
