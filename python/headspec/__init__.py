@@ -43,7 +43,7 @@ _PROGRESS_HELP = ("progress: None, True (a tqdm bar; needs tqdm) or a callable f
 def _progress_bar(command):
     """progress=True: a tqdm bar (optional import) fed by the call's progress callback."""
     try:
-        from tqdm import tqdm
+        from tqdm.auto import tqdm  # a widget in a notebook, text in a terminal
     except ImportError as err:
         raise ImportError("progress=True needs tqdm (Debian: python3-tqdm); or pass a callable") from err
     state = {}
@@ -73,7 +73,11 @@ def _command(command, core, returns, summary, prepare=None, progress=False):
         elif arguments.get("progress") is False:
             del arguments["progress"]
         try:
-            return returns(core(**arguments))
+            result = returns(core(**arguments))
+            if bar and "bar" in bar:  # runs that stopped early (a stop rule): the bar ends at what was done
+                bar["bar"].total = bar["bar"].n
+                bar["bar"].refresh()
+            return result
         except BaseException as stop:  # Ctrl-C, a signal handler's or the callback's exception: the records so far
             if isinstance(getattr(stop, "partial", None), dict):
                 stop.partial = returns(stop.partial)

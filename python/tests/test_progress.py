@@ -84,3 +84,15 @@ def test_progress_true_draws_a_tqdm_bar(capsys):
     pytest.importorskip("tqdm")
     headspec.theory(mc=1000, dt=0.5, T=2, record_every=0.5, progress=True)
     assert "theory" in capsys.readouterr().err
+
+
+def test_progress_bar_closes_at_its_true_end_when_runs_stop_early(capsys):
+    """A run stopped by its stop rule makes fewer records than T / record_every: the bar then
+    ends at 100 % of what was done, not part-way."""
+    pytest.importorskip("tqdm")
+    res = headspec.theory(mc=1000, mc_method="sobol", dt=0.5, T=500, record_every=0.5, stop_when_specialised=True,
+                          progress=True)
+    made = res.loss.size
+    assert made < 1001
+    last = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    assert "100%" in last and f"{made}/{made}" in last, last
