@@ -37,26 +37,29 @@ int usage_error(const std::string& message) {
 
 // The first argument when it is a word (not a flag) that names no subcommand: CLI11 would
 // report only "A subcommand is required" for a misspelt one.
-std::string unknown_subcommand(int argc, const char* const* argv, const std::vector<Command>& commands) {
-  if (argc < 2 || argv[1][0] == '-') return {};
+// The subcommand named `name`, or null.
+const Command* command_named(const std::string& name, const std::vector<Command>& commands) {
   for (const Command& c : commands)
-    if (c.sub->get_name() == argv[1]) return {};
+    if (c.sub->get_name() == name) return &c;
+  return nullptr;
+}
+
+std::string unknown_subcommand(int argc, const char* const* argv, const std::vector<Command>& commands) {
+  if (argc < 2 || argv[1][0] == '-' || command_named(argv[1], commands) != nullptr) return {};
   return argv[1];
 }
 
 // The first --flag on the command line that its subcommand does not have, with the
 // subcommand's name; empty if none.
 std::string unknown_flag(int argc, const char* const* argv, const std::vector<Command>& commands) {
-  if (argc < 2) return {};
-  for (const Command& c : commands) {
-    if (c.sub->get_name() != argv[1]) continue;
-    for (int i = 2; i < argc; ++i) {
-      std::string word = argv[i];
-      if (word.rfind("--", 0) != 0 || word == "--") continue;
-      word = word.substr(0, word.find('='));
-      if (c.sub->get_option_no_throw(word) == nullptr)
-        return fmt::format("{}: not a flag of '{}' (headspec {} --help lists them)", word, argv[1], argv[1]);
-    }
+  const Command* c = argc < 2 ? nullptr : command_named(argv[1], commands);
+  if (c == nullptr) return {};
+  for (int i = 2; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.rfind("--", 0) != 0 || word == "--") continue;
+    word = word.substr(0, word.find('='));
+    if (c->sub->get_option_no_throw(word) == nullptr)
+      return fmt::format("{}: not a flag of '{}' (headspec {} --help lists them)", word, argv[1], argv[1]);
   }
   return {};
 }
