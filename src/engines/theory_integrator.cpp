@@ -278,7 +278,9 @@ bool reached(double t_obs, double t) { return t_obs - t <= std::numeric_limits<d
 // observation up to the stepper's time has been made, so that the stepper's whole state is
 // (x, t, dt) (its step-size control keeps no history, and the derivative at x, FSAL, is
 // f(x) recomputed bit for bit) and a resumed run continues bit for bit. A resumed run's
-// first step re-evaluates f(x), which is not counted, so the evaluation counts agree too.
+// first step re-evaluates f(x); unless the uninterrupted run evaluated it there too (its
+// stepper had just been started or restarted: at t = 0, after a retried step, before the
+// last step), that evaluation is not counted, so the evaluation counts agree too.
 class Dopri5Integration {
  public:
   Dopri5Integration(TheoryRun& run, OdeState& x)
@@ -293,7 +295,7 @@ class Dopri5Integration {
     if (run_.resuming()) resume();
     try {
       if (next_ == 0) {
-        stepper_.initialize(x_, times_[0], run_.spec.dt);
+        restart(x_, times_[0], run_.spec.dt);
         observe_dopri5(run_, x_, times_[next_++]);
       }
       while (observe_reached()) {
@@ -335,8 +337,9 @@ class Dopri5Integration {
     const double last = times_.back(), t = stepper_.current_time(), dt = stepper_.current_time_step();
     const bool last_step = !reached(t + dt, last);
     try {
-      if (last_step) stepper_.initialize(stepper_.current_state(), t, last - t);  // f(x) anew in any run
+      if (last_step) restart(stepper_.current_state(), t, last - t);  // f(x) anew in any run
       stepper_.do_step(system);
+      derivative_pending_ = false;
     } catch (const StopIntegration&) {
       throw;
     } catch (const DivergenceError&) {
@@ -344,13 +347,13 @@ class Dopri5Integration {
       // a trial step far too long, rejected as its error control would reject it and retried
       // five times shorter (odeint's largest cut). The accepted state is untouched; a state
       // that keeps exploding shrinks the step below the cap below, a divergence.
-      stepper_.initialize(stepper_.current_state(), t, dt / 5);
+      restart(stepper_.current_state(), t, dt / 5);
     } catch (const std::exception&) {
       const auto& records = run_.result.trajectory.records;
       run_.rules.diverge(records.empty() ? 0.0 : records.back().t);
     }
-    if (fresh_derivative_ && !last_step) run_.system.set_evaluations(run_.system.evaluations() - 1);
-    fresh_derivative_ = false;
+    if (uncounted_derivative_ && !last_step) run_.system.set_evaluations(run_.system.evaluations() - 1);
+    uncounted_derivative_ = false;
     // Thousands of steps per unit of t (a healthy run takes a few) mean the dynamics has
     // become stiff or is blowing up (an η far too large): without a cap the integration
     // would creep on for hours. Reported as a divergence at the last record.
@@ -366,9 +369,16 @@ class Dopri5Integration {
   static constexpr double kMaxStepsPerUnitT = 1000;
   static constexpr double kMinRelativeStep = 1e-9;
 
+  // A (re)start of the stepper at (x, t, dt): its next step evaluates f(x) in any run.
+  void restart(const OdeState& x, double t, double dt) {
+    stepper_.initialize(x, t, dt);
+    derivative_pending_ = true;
+  }
+
   // An in-progress slot: the records, and the stepper's (x, t, dt), the next observation,
   // the evaluations so far, the steps since the last observation (the stiffness cap counts
-  // them, so a resumed run stops where the uninterrupted one would).
+  // them, so a resumed run stops where the uninterrupted one would), and whether the
+  // stepper's next step evaluates f(x) in the uninterrupted run too.
   std::string slot() const {
     StateWriter w;
     w.put_doubles(stepper_.current_state());
@@ -377,6 +387,7 @@ class Dopri5Integration {
     w.put_u64(next_);
     w.put_i64(run_.system.evaluations());
     w.put_i64(steps_since_record_);
+    w.put_u64(derivative_pending_ ? 1 : 0);
     return run_slot::in_progress(run_.result.trajectory.records, w.take());
   }
 
@@ -388,11 +399,12 @@ class Dopri5Integration {
     const double t = in.f64(), dt = in.f64();
     next_ = static_cast<std::size_t>(in.u64());
     run_.system.set_evaluations(in.i64());
-    steps_since_record_ = in.at_end() ? 0 : in.i64();  // older checkpoints lack it: counted from 0
+    steps_since_record_ = in.at_end() ? 0 : in.i64();  // older checkpoints lack these two
+    const bool pending = in.at_end() ? false : in.u64() != 0;
     in.expect_end();
     if (next_ == 0 || next_ >= times_.size()) throw ParameterError("resume", "the checkpoint holds an invalid run");
-    stepper_.initialize(x_, t, dt);
-    fresh_derivative_ = true;
+    restart(x_, t, dt);
+    uncounted_derivative_ = !pending;
     const double every = run_.saver.every();
     next_save_ = every > 0 ? every * (std::floor(t / every) + 1) : 0;
   }
@@ -402,7 +414,8 @@ class Dopri5Integration {
   odeint::result_of::make_dense_output<ode::Dopri5>::type stepper_;
   std::vector<double> times_;
   std::size_t next_ = 0;  // the next observation time
-  bool fresh_derivative_ = false;
+  bool derivative_pending_ = false;    // the stepper's next step evaluates f(x) (restarted)
+  bool uncounted_derivative_ = false;  // that evaluation is a resume's own, not the run's
   double next_save_ = 0;
   int64_t steps_since_record_ = 0;
 };

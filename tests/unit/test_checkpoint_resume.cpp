@@ -221,3 +221,37 @@ TEST(CheckpointResume, MnistRunsContinueBitForBitWithTheirKeys) {
 }
 
 }  // namespace
+
+// dopri5 re-evaluates f(x) after a restart: at a resume, and in any run after a stage at an
+// exploded state (a trial step rejected and retried shorter). Whichever step a checkpoint
+// follows, a resumed run counts the evaluations of the uninterrupted one: a checkpoint at every
+// step of a run whose step size collapses (η far too large), resumed from a spread of them.
+TEST(CheckpointResume, Dopri5EvaluationsAgreeFromACheckpointAfterAnyStep) {
+  ModelSpec m = small_model();
+  m.lr = 1e4;
+  m.readout_lr = 1e4;
+  TheoryRunsSpec spec;
+  spec.mc_method = "sobol";
+  spec.mc = 64;
+  spec.integrator = "dopri5";
+  spec.T = 20;
+  spec.record_every = 2;
+  const TheoryRuns theory(m, spec);
+  const int64_t plain = theory.run()[0].evaluations;
+  Saves saves;
+  std::atomic<bool> off{false};
+  Checkpointing c = saves.make(&off, 1e-12);  // due after every step that moves t
+  EXPECT_EQ(theory.run({}, &c)[0].evaluations, plain);
+  ASSERT_GE(saves.states.size(), 100u);
+  // The first saves (t = 0, before any step: the stepper just started), 12 spread, and the
+  // last 25 (where the step size collapses and stages at exploded states are retried).
+  const std::size_t n = saves.states.size();
+  std::vector<std::size_t> picks = {0, 1, 2};
+  for (std::size_t k = 1; k <= 12; ++k) picks.push_back(k * (n - 25) / 13);
+  for (std::size_t k = n - 25; k < n; ++k) picks.push_back(k);
+  for (const std::size_t k : picks) {
+    Checkpointing r;
+    r.resume = saves.states[k];
+    EXPECT_EQ(theory.run({}, &r)[0].evaluations, plain) << "resumed from save " << k << " of " << n;
+  }
+}
