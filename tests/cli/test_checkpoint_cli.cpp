@@ -22,6 +22,7 @@
 
 using headspec::testing::count_lines;
 using headspec::testing::fresh_dir;
+using headspec::testing::path_case_samples;
 using headspec::testing::read_file;
 using headspec::testing::run_cli;
 namespace fs = std::filesystem;
@@ -168,14 +169,14 @@ TEST(CheckpointCli, GramSimulationResumesToTheSameBytes) {
 
 TEST(CheckpointCli, TheoryWithFixedSamplesResumesToTheSameBytes) {
   check_interrupt_and_resume("theory_fixed",
-                             "theory --mc-method sobol --L 4 --mc 12000 --dt 0.1 --T 60 --record-every 0.5 --init-D 200",
+                             "theory --mc-method sobol --L 4 --mc " + path_case_samples(12000) + " --dt 0.1 --T 60 --record-every 0.5 --init-D 200",
                              "3",
                              "--q0 0.5");
 }
 
 TEST(CheckpointCli, TheoryWithResampledSamplesResumesToTheSameBytes) {
   check_interrupt_and_resume("theory_resampled",
-                             "theory --mc-method sobol --L 4 --mc 16000 --mc-resample --dt 0.05 --T 30 --record-every 0.5 --init-D 200",
+                             "theory --mc-method sobol --L 4 --mc " + path_case_samples(16000) + " --mc-resample --dt 0.05 --T 30 --record-every 0.5 --init-D 200",
                              "2",
                              "--integrator heun");
 }
@@ -184,7 +185,7 @@ TEST(CheckpointCli, TheoryWithResampledSamplesResumesToTheSameBytes) {
 // stream of (seed, step), so an interrupted run continues with the same noise.
 TEST(CheckpointCli, TheorySdeResumesToTheSameBytes) {
   check_interrupt_and_resume("theory_sde",
-                             "theory --mc-method sobol --sde --init-D 1000 --L 4 --mc 6000 --integrator heun --dt 0.1 --T 60 "
+                             "theory --mc-method sobol --sde --init-D 1000 --L 4 --mc " + path_case_samples(6000) + " --integrator heun --dt 0.1 --T 60 "
                              "--record-every 0.5 --runs 2",
                              "3",
                              "--q0 0.5");
@@ -201,14 +202,14 @@ TEST(CheckpointCli, GramWithAStepScheduleResumesAcrossItsChangePoint) {
 
 TEST(CheckpointCli, TheoryWithAScheduleResumesAcrossItsChangePoint) {
   check_interrupt_and_resume("theory_schedule",
-                             "theory --mc-method sobol --L 4 --mc 8000 --dt 0.1 --T 60 --record-every 0.5 --init-D 200 "
+                             "theory --mc-method sobol --L 4 --mc " + path_case_samples(8000) + " --dt 0.1 --T 60 --record-every 0.5 --init-D 200 "
                              "--lr-schedule step:30,0.5,45,0.2",
                              "3", "--q0 0.5");
 }
 
 TEST(CheckpointCli, TheorySdeWithAScheduleResumesAcrossItsChangePoint) {
   check_interrupt_and_resume("theory_sde_schedule",
-                             "theory --mc-method sobol --sde --init-D 1000 --L 4 --mc 6000 --integrator heun --dt 0.1 --T 60 "
+                             "theory --mc-method sobol --sde --init-D 1000 --L 4 --mc " + path_case_samples(6000) + " --integrator heun --dt 0.1 --T 60 "
                              "--record-every 0.5 --runs 2 --lr-schedule step:30,0.5",
                              "3", "--q0 0.5");
 }
@@ -255,7 +256,7 @@ TEST(CheckpointCli, BadFlagsAreRefusedBeforeAnythingRuns) {
 // stops where the uninterrupted one did (docs/theory.md §3).
 TEST(CheckpointCli, TheoryWithTheErrorRuleResumesToTheSameBytes) {
   check_interrupt_and_resume("theory_settled",
-                             "theory --mc-method sobol --prior gauss --nu 4,4 --L 4 --H 2 --mc 1000 --dt 0.1 --T 400 --record-every 0.5 "
+                             "theory --mc-method sobol --prior gauss --nu 4,4 --L 4 --H 2 --mc " + path_case_samples(1000) + " --dt 0.1 --T 400 --record-every 0.5 "
                              "--until-error-settled 2e-3 --error-window 40 --init-D 200",
                              "3",
                              "--q0 0.5");

@@ -92,7 +92,7 @@ void expect_divergence_or_bounded(const fs::path& dir, const std::string& method
   SCOPED_TRACE(method + " " + activation + " " + integrator + " --lr " + lr);
   const fs::path out = dir / (method + activation + integrator + lr + ".csv");
   const auto r = run_cli("theory --mc-method " + method + " --activation " + activation + " --integrator " +
-                         integrator + " --lr " + lr + " --T 2 --mc 256 --progress off --out " + out.string());
+                         integrator + " --lr " + lr + " --T 2 --mc " + path_case_samples(256) + " --progress off --out " + out.string());
   ASSERT_TRUE(r.status == 3 || r.status == 0) << r.status << " " << r.err;
   const std::string csv = read_file(out);
   ASSERT_GE(count_lines(csv), 2) << "the row at t = 0 is kept";

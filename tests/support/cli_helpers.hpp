@@ -58,4 +58,22 @@ inline std::string read_file(const std::filesystem::path& p) {
 /// Number of lines (newline characters) in s: an error message must be exactly one.
 inline int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
+/// How much slower the engines' sample loops run in the sanitizer build (docs/testing.md
+/// "Hardening"; measured 50–80× for the theory's Monte Carlo rates, against 16× for the
+/// suite as a whole), 1 elsewhere. A case that checks a code path — a run that must last long
+/// enough to be interrupted, a resume to the same bytes, a divergence reported — and not a
+/// statistic divides its Monte Carlo work by it there, so that the stage runs every path in
+/// minutes; a statistical case never does (its tolerance comes from its sample count).
+#ifdef HEADSPEC_TEST_SANITIZED
+inline constexpr long kSanitizerSlowdown = 16;
+#else
+inline constexpr long kSanitizerSlowdown = 1;
+#endif
+
+/// `n` samples of a code-path case, divided by kSanitizerSlowdown (at least `least`), as the
+/// text of a flag's value.
+inline std::string path_case_samples(long n, long least = 64) {
+  return std::to_string(std::max(n / kSanitizerSlowdown, std::min(n, least)));
+}
+
 }  // namespace headspec::testing
