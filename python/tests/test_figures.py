@@ -247,8 +247,10 @@ def test_bad_or_misplaced_flag_is_refused(args, tmp_path):
 
 
 def test_figure_four_with_a_schedule(tmp_path):
-    """`figure 4 --lr-schedule S`: every theory run takes the schedule; the files are fig4_<S>.*."""
-    res = subprocess.run([BINARY, "figure", "4", "--quick", "--lr-schedule", "inverse:20", "--out-dir", str(tmp_path)],
+    """`figure 4 --lr-schedule S`: every theory run takes the schedule; the files are fig4_<S>.*. (sobol, as
+    test_quick_figure[4]: auto gives laplace to Fig. 4's H ≤ 2 points, 10× the cost.)"""
+    res = subprocess.run([BINARY, "figure", "4", "--quick", "--lr-schedule", "inverse:20", "--mc-method", "sobol",
+                          "--out-dir", str(tmp_path)],
                          capture_output=True, text=True, timeout=QUICK_FIGURE_TIMEOUT)
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "fig4_inverse_20.png").read_bytes()[:8] == PNG_SIGNATURE

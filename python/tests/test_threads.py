@@ -31,9 +31,9 @@ def test_one_thread_and_two_give_the_same_bytes(tmp_path, args):
 
 
 def test_linearise_with_one_thread_equals_two(tmp_path):
-    one = subprocess.run([BINARY, "linearise", "--mc", "2000", "--T-max", "10", "--threads", "1"], capture_output=True,
+    one = subprocess.run([BINARY, "linearise", "--mc", "2000", "--T-max", "2", "--threads", "1"], capture_output=True,
                          text=True, check=True).stdout
-    two = subprocess.run([BINARY, "linearise", "--mc", "2000", "--T-max", "10", "--threads", "2"], capture_output=True,
+    two = subprocess.run([BINARY, "linearise", "--mc", "2000", "--T-max", "2", "--threads", "2"], capture_output=True,
                          text=True, check=True).stdout
     assert json.loads(one)["fixed_point"] == json.loads(two)["fixed_point"]
 
