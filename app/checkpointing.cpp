@@ -28,10 +28,13 @@ CliCheckpointing::CliCheckpointing(const CheckpointOptions& o, nlohmann::json pa
   active_ = true;
 }
 
-void CliCheckpointing::declare(RunFiles& files) const {
-  files.output("--checkpoint", o_.checkpoint);
-  if (o_.resume != o_.checkpoint) files.input("--resume", o_.resume);
+void declare_checkpoint_files(const CheckpointOptions& o, RunFiles& files) {
+  const std::string& checkpoint = o.checkpoint.empty() ? o.resume : o.checkpoint;
+  files.output("--checkpoint", checkpoint);
+  if (o.resume != checkpoint) files.input("--resume", o.resume);
 }
+
+void CliCheckpointing::declare(RunFiles& files) const { declare_checkpoint_files(o_, files); }
 
 void CliCheckpointing::annotate(nlohmann::json& sidecar) const {
   if (resumed()) sidecar["resumed_from"] = o_.resume;

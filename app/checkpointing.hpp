@@ -18,6 +18,11 @@ using CheckpointOptions = CheckpointSettings;
 /// Exit status of a run stopped by SIGINT or SIGTERM after writing its checkpoint.
 inline constexpr int kInterruptedStatus = 130;
 
+/// Declares --checkpoint (or --resume's file, which it defaults to) as an output and --resume,
+/// when it is another file, as an input: what CliCheckpointing::declare does, before the
+/// parameters that construct it are known (mnist: before the digits are read).
+void declare_checkpoint_files(const CheckpointOptions& o, RunFiles& files);
+
 class CliCheckpointing {
  public:
   /// Checks the flags and, with --resume, reads the checkpoint and checks it against

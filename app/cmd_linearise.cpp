@@ -19,7 +19,7 @@ int run_linearise(const LineariseSettings& o, const std::vector<std::string>& ar
   const LineariseStudy study = prepare_linearise(o);
   check_budget(linearise_budget(o, o.to_spec()), o);
   const ThreadLimit thread_limit(o.threads);  // --threads, for the rest of the command
-  run_files(o.out, o.prior, /*sidecar=*/false).check();  // the JSON is the output
+  run_files(o.out, o, /*sidecar=*/false).check();  // the JSON is the output
   if (check_only) return 0;
 
   nlohmann::json out = provenance();

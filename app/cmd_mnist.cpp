@@ -111,19 +111,16 @@ int run_mnist_command(const MnistSettings& o, const std::vector<std::string>& ar
   check_budget(mnist_budget(o, model), o);
   const ThreadLimit thread_limit(o.threads);  // --threads, for the rest of the command
   const ProgressMode progress_shown = progress_mode(o.progress);
-  RunFiles files = run_files(o.out, o.prior);
-  files.output("--keys", o.keys).output("--tau", o.tau);
-  if (check_only) {
-    files.check();
-    return 0;  // before the digits are read: that is I/O, not a flag check
-  }
+  RunFiles files = run_files(o.out, o);
+  files.output("--keys", o.keys).output("--tau", o.tau).inputs(mnist_data_files(o.data));
+  declare_checkpoint_files(o, files);
+  files.check();  // before the digits are read: reading them may write their cache
+  if (check_only) return 0;  // reading them is I/O, not a flag check
 
   const MnistDigits digits = load_mnist(o.data);
   const MnistTask task = MnistTask::build(digits, split_mnist(digits, o.train_fraction, static_cast<uint32_t>(o.split_seed)));
   const nlohmann::json params = mnist_params(o, model, spec, digits, task);
   const CliCheckpointing checkpointing(o, params);
-  checkpointing.declare(files);
-  files.check();
 
   Progress progress("mnist", static_cast<double>(o.runs) * (spec.sim.records() + 1), progress_shown);
   std::atomic<long long> done{0};

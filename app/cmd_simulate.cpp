@@ -41,7 +41,7 @@ nlohmann::json simulate_sidecar(const nlohmann::json& params, const std::vector<
 int run_simulate(const SimulateSettings& o, const std::vector<std::string>& argv, bool check_only) {
   // Everything is checked before anything runs or is written.
   const ModelSpec model = o.to_spec();
-  RunFiles files = run_files(o.out, o.prior);
+  RunFiles files = run_files(o.out, o);
   const SimulationSpec sim = o.simulation();
   check_budget(simulate_budget(o, model), o);
   const ThreadLimit thread_limit(o.threads);  // --threads, for the rest of the command

@@ -64,7 +64,12 @@ std::unique_ptr<SweepPlan> prepare(const SweepOptions& o, bool writes) {
   parse_shard(o);
   progress_mode(o.progress);
   check_budget(sweep_budget(*plan), o);
-  if (writes) run_files(o.out, o.model.prior).output("--summary", o.summary).folder("--work-dir", o.work_dir).check();
+  if (writes)
+    run_files(o.out, o.model)
+        .inputs(plan->grid_input_files())
+        .output("--summary", o.summary)
+        .folder("--work-dir", o.work_dir)
+        .check();
 
   // Last, as it creates the folder: nothing is made when another flag is wrong.
   if (writes && !o.work_dir.empty()) {

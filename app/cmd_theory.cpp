@@ -92,7 +92,7 @@ void report_runs(const TheorySettings& o, const ModelSpec& model, const Integrat
 int run_theory(const TheorySettings& o, const std::vector<std::string>& argv, bool check_only) {
   // Everything is checked before anything runs or is written.
   const ModelSpec model = o.to_spec();
-  RunFiles files = run_files(o.out, o.prior);
+  RunFiles files = run_files(o.out, o);
   const TheoryRuns theory(model, o.runs_spec());
   check_budget(theory_budget(theory, model), o);
   const ThreadLimit thread_limit(o.threads);  // --threads, for the rest of the command

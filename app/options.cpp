@@ -17,11 +17,11 @@
 
 namespace headspec::app {
 
-RunFiles run_files(const std::string& out, const std::string& prior, bool sidecar) {
+RunFiles run_files(const std::string& out, const ModelSettings& model, bool sidecar) {
   RunFiles files;
   if (!to_stdout(out)) files.output("--out", out);
   if (!to_stdout(out) && sidecar) files.derived_output("--out (its sidecar)", out + ".json");
-  if (prior.rfind("mixture:", 0) == 0) files.input("--prior", prior.substr(8));
+  files.inputs(model.input_files());
   return files;
 }
 

@@ -74,9 +74,9 @@ void add_parameters(CLI::App* app, const ParameterTable<S>& table, S& settings) 
 }
 
 /// The files of a run (checked together before any work, docs/cli.md "Output files"): --out
-/// and its sidecar FILE.json (--out absent or "-": standard output, no sidecar), and the
-/// mixture file of --prior mixture:FILE as an input. Throws UsageError naming the flag.
-RunFiles run_files(const std::string& out, const std::string& prior, bool sidecar = true);
+/// and its sidecar FILE.json (--out absent or "-": standard output, no sidecar), and the files
+/// the model's flags name as inputs (ModelSettings::input_files). Throws UsageError naming the flag.
+RunFiles run_files(const std::string& out, const ModelSettings& model, bool sidecar = true);
 
 /// Whether --out asks for standard output.
 inline bool to_stdout(const std::string& out) { return out.empty() || out == "-"; }

@@ -51,6 +51,17 @@ void check_runs(uint32_t seed, int runs, const std::string& name) {
     throw ParameterError(name, fmt::format("seed + {} - 1 must stay below 2^32", name));
 }
 
+std::vector<NamedFile> ModelSettings::input_files() const {
+  std::vector<NamedFile> files;
+  auto file_of = [&](const std::string& flag, const std::string& value, const std::string& kind) {
+    if (value.size() > kind.size() && value.compare(0, kind.size(), kind) == 0)
+      files.push_back({flag, value.substr(kind.size())});
+  };
+  file_of("--prior", prior, "mixture:");
+  file_of("--lr-schedule", lr_schedule, "table:");
+  return files;
+}
+
 ModelSpec ModelSettings::to_spec() const {
   ModelSpec m;
   static_cast<ModelNumbers&>(m) = *this;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "headspec/named_file.hpp"
+
 namespace headspec {
 
 inline constexpr int kMnistSide = 28;
@@ -46,6 +48,9 @@ inline constexpr const char* kMnistCacheName = "digits.cache";
 /// writes the cache. Throws UsageError naming the file and the fix on any defect, and
 /// naming the set-up command when the data are missing.
 MnistDigits load_mnist(const std::string& dir, const MnistLoadOptions& options = {});
+/// The files load_mnist reads or writes in dir: its cache and the ten class files (as inputs
+/// of a run, which no output may replace: RunFiles::inputs).
+std::vector<NamedFile> mnist_data_files(const std::string& dir);
 
 /// Per-class train/test split: the digits of each class are shuffled with the stream
 /// (seed, Data, lane = class) and the first round(train_fraction · n_c) go to training.

@@ -1,9 +1,12 @@
 #pragma once
 // The files of one run, checked together before any work (docs/cli.md "Output files"): no
 // two outputs (CSV, sidecar, summary, keys, tau, checkpoint, work folder) may name the same
-// file, and no output may name an input (a mixture file, a checkpoint resumed from).
+// file, and no output may name an input (a mixture file, a schedule's table, the digits of
+// --data, a checkpoint resumed from).
 #include <string>
 #include <vector>
+
+#include "headspec/named_file.hpp"
 
 namespace headspec {
 
@@ -20,6 +23,8 @@ class RunFiles {
   RunFiles& derived_output(const std::string& what, const std::string& path);
   /// A file the run reads; an empty path is ignored.
   RunFiles& input(const std::string& flag, const std::string& path);
+  /// Every file of `files` as an input.
+  RunFiles& inputs(const std::vector<NamedFile>& files);
   /// A folder the run writes into (--work-dir): no output may be it.
   RunFiles& folder(const std::string& flag, const std::string& path);
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "headspec/model.hpp"
+#include "headspec/named_file.hpp"
 
 namespace headspec {
 
@@ -20,6 +21,9 @@ struct ModelSettings : ModelNumbers {
 
   /// Builds and validates the model; throws ParameterError naming the flag at fault.
   ModelSpec to_spec() const;
+  /// The files the model's flags name, which the run reads: --prior mixture:FILE and
+  /// --lr-schedule table:FILE (RunFiles::input: no output of the run may be one of them).
+  std::vector<NamedFile> input_files() const;
 };
 
 /// A seed given as a wider integer, checked to fit the generator's 32-bit key.

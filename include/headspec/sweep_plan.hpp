@@ -69,6 +69,9 @@ class SweepPlan {
   const IntegrationSpec& integration() const { return theory_config().integration(); }
   const std::vector<GridAxis>& axes() const { return axes_; }
   const std::vector<SweepPoint>& points() const { return points_; }
+  /// The files the grid points' model flags name (a grid value mixture:FILE or table:FILE, and
+  /// the base flags' files, which every point inherits), as inputs of --grid.
+  const std::vector<NamedFile>& grid_input_files() const { return grid_input_files_; }
   int tasks() const { return tasks_; }
   const SweepPoint& point_of(int task) const { return points_[static_cast<std::size_t>(task / settings_.runs)]; }
   /// The method a theory point's expectations take (--mc-method auto resolved for its model).
@@ -90,6 +93,7 @@ class SweepPlan {
   void plan_runs(uint32_t seed);
   void plan_theory(uint32_t seed);
   void make_points();
+  void add_grid_input(const std::string& path);
   void make_engine_factories();
   // The reference path of a point's model (--sde-reference-mc), made by the first task that
   // needs it and shared by every point with the same model (it does not depend on D).
@@ -103,6 +107,7 @@ class SweepPlan {
   std::optional<TheoryConfig> theory_config_;  // theory() only
   std::vector<GridAxis> axes_;
   std::vector<SweepPoint> points_;
+  std::vector<NamedFile> grid_input_files_;
   int tasks_ = 0;
   struct ReferencePaths {  // shared by the plan's copies, which make the same paths
     std::mutex mutex;

@@ -117,6 +117,57 @@ def test_refused_with_status_2_naming_the_flag_and_nothing_touched(tmp_path, cas
     assert snapshot(tmp_path) == before
 
 
+# Every output flag of every subcommand against every kind of file a run reads (docs/cli.md
+# "Output files"): a mixture file, a schedule's table, a grid value's file, the MNIST digits.
+SCHEDULE = "0 1\n10 0.5\n"
+MIXTURE_FLAGS = ["--prior", "mixture:{}", "--nu", "1,1"]
+SCHEDULE_FLAGS = ["--lr-schedule", "table:{}"]
+THEORY = ["theory", "--mc-method", "sobol", "--mc", "100", "--T", "0.2", "--init-D", "100"]
+SWEEP = ["sweep", "--engine", "gram", "--D", "100", "--T", "0.2"]  # --grid H=1:2 unless the input is a grid's
+MNIST = ["mnist", "--T", "0.1", "--data", "digits"]
+OUTPUT_FLAGS = {"simulate": (GRAM, ["--out", "--checkpoint"]), "theory": (THEORY, ["--out", "--checkpoint"]),
+                "sweep": (SWEEP, ["--out", "--summary"]), "linearise": (["linearise", "--T-max", "1"], ["--out"]),
+                "mnist": (MNIST, ["--out", "--keys", "--tau", "--checkpoint"])}
+# (input, the flags that make the run read it, the subcommands that take them, the file)
+INPUT_KINDS = [("mixture", MIXTURE_FLAGS, ["simulate", "theory", "sweep", "linearise"], "a.txt"),
+               ("schedule", SCHEDULE_FLAGS, ["simulate", "theory", "sweep", "mnist"], "tab.txt"),
+               ("grid_schedule", ["--grid", "lr_schedule=table:{}|constant"], ["sweep"], "tab.txt"),
+               ("grid_mixture", ["--nu", "1,1", "--grid", "prior=mixture:{}|flip"], ["sweep"], "a.txt"),
+               ("digit_file", [], ["mnist"], "digits/src/digits/3.json"),
+               ("digit_cache", [], ["mnist"], "digits/digits.cache")]
+SPELLINGS = {"direct": "{}", "symlink": "link", "dotdot": "sub/../{}"}
+OVERLAPS = [(f"{command}_{flag[2:]}_{kind}_{how}", command, flag, kind, how)
+            for kind, _, commands, _ in INPUT_KINDS for command in commands
+            for flag in OUTPUT_FLAGS[command][1] for how in SPELLINGS]
+
+
+@pytest.mark.parametrize("case,command,flag,kind,how", OVERLAPS, ids=[c[0] for c in OVERLAPS])
+def test_no_output_flag_replaces_an_input(tmp_path, case, command, flag, kind, how):
+    """Named directly, through a symbolic link or through '..': status 2, one line naming the
+    output flag, and every file as it was (the digits' checks come before they are read)."""
+    (tmp_path / "a.txt").write_text(MIXTURE)
+    (tmp_path / "tab.txt").write_text(SCHEDULE)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "digits" / "src" / "digits").mkdir(parents=True)
+    for k in range(10):
+        (tmp_path / "digits" / "src" / "digits" / f"{k}.json").write_text('{"data": []}')
+    (tmp_path / "digits" / "digits.cache").write_bytes(b"not a cache")
+    _, reads, _, name = next(k for k in INPUT_KINDS if k[0] == kind)
+    os.symlink(name, tmp_path / "link")
+    base, _ = OUTPUT_FLAGS[command]
+    args = base + [a.format(name) for a in reads] + [flag, SPELLINGS[how].format(name)]
+    if command == "sweep" and "--grid" not in reads:
+        args += ["--grid", "H=1:2"]
+    if flag != "--out" and command != "linearise":
+        args += ["--out", "o.csv"]
+    before = snapshot(tmp_path)
+    res = run(args, tmp_path, timeout=30)
+    assert res.returncode == 2, (args, res.stderr)
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith(f"headspec: error: {flag}: "), (args, res.stderr)
+    assert "never replaces an input" in res.stderr, res.stderr
+    assert snapshot(tmp_path) == before
+
+
 def test_a_device_is_never_replaced(tmp_path):
     prepare(tmp_path)
     if not (tmp_path / "null").exists():

@@ -145,6 +145,14 @@ std::string MnistDigits::sha256() const {
   return sha256_hex(bytes.data(), bytes.size());
 }
 
+std::vector<NamedFile> mnist_data_files(const std::string& dir) {
+  const fs::path root(dir);
+  std::vector<NamedFile> files = {{"--data", (root / kMnistCacheName).string()}};
+  for (int c = 0; c < kMnistClasses; ++c)
+    files.push_back({"--data", (root / "src" / "digits" / fmt::format("{}.json", c)).string()});
+  return files;
+}
+
 MnistDigits load_mnist(const std::string& dir, const MnistLoadOptions& options) {
   const fs::path root(dir);
   const fs::path cache = root / kMnistCacheName;

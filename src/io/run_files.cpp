@@ -63,6 +63,11 @@ RunFiles& RunFiles::input(const std::string& flag, const std::string& path) {
   return *this;
 }
 
+RunFiles& RunFiles::inputs(const std::vector<NamedFile>& files) {
+  for (const auto& f : files) input(f.flag, f.path);
+  return *this;
+}
+
 RunFiles& RunFiles::folder(const std::string& flag, const std::string& path) {
   if (!path.empty()) entries_.push_back({flag, path, true});
   return *this;

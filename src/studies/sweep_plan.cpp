@@ -120,6 +120,12 @@ void SweepPlan::plan_theory(uint32_t seed) {
 }
 
 // One point per grid combination, its model checked.
+// A file a grid point reads, once (a grid of 10^4 points over one mixture file names it once).
+void SweepPlan::add_grid_input(const std::string& path) {
+  const auto same = [&](const NamedFile& f) { return f.path == path; };
+  if (std::none_of(grid_input_files_.begin(), grid_input_files_.end(), same)) grid_input_files_.push_back({"--grid", path});
+}
+
 void SweepPlan::make_points() {
   const SweepSettings& o = settings_;
   axes_ = parse_grid(o.grid, !theory_ || sde_);
@@ -127,6 +133,7 @@ void SweepPlan::make_points() {
     SweepPoint p;
     p.model = g.model.to_spec();
     if (theory_) theory_config().check_model(p.model);
+    for (const NamedFile& f : g.model.input_files()) add_grid_input(f.path);
     p.D = g.D;
     for (std::size_t a = 0; a < axes_.size(); ++a) p.labels.push_back(axes_[a].values[g.index[a]]);
     points_.push_back(std::move(p));
