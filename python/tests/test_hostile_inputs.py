@@ -85,6 +85,14 @@ REFUSED = [
     ("out_dash_for_summary", ["sweep", "--engine", "gram", "--grid", "H=1:2", "--D", "100", "--T", "0.2",
                               "--summary", "-"], "--summary"),
     ("figure_out_dir_is_a_file", ["figure", "1", "--quick", "--out-dir", "notes.txt"], "--out-dir"),
+    # What would fail only once the run is done (docs/cli.md "Output files"): a name that is not
+    # UTF-8 (the sidecar records it as JSON), a name too long for its temporary or sidecar.
+    ("out_not_utf8", GRAM + ["--out", os.fsdecode(b"a\xff.csv")], "--out"),
+    ("out_not_utf8_with_equals", GRAM + ["--out=" + os.fsdecode(b"a\xff.csv")], "--out"),
+    ("checkpoint_not_utf8", GRAM + ["--checkpoint", os.fsdecode(b"c\xff.ckpt")], "--checkpoint"),
+    ("mixture_name_not_utf8", GRAM + ["--prior", "mixture:" + os.fsdecode(b"a\xfe.txt"), "--nu", "1,1"], "--prior"),
+    ("out_name_too_long", GRAM + ["--out", "x" * 236 + ".csv"], "--out"),
+    ("checkpoint_name_too_long", GRAM + ["--checkpoint", "c" * 240], "--checkpoint"),
     # Numbers (docs/cli.md "Numbers")
     ("empty_T", GRAM + ["--T", ""], "--T"),
     ("empty_seed", GRAM + ["--seed", ""], "--seed"),
@@ -211,6 +219,26 @@ def test_a_checkpoint_written_by_the_run_is_removed_once_spent(tmp_path):
     res = run(gram(T="2") + ["--out", "o.csv", "--checkpoint", "c.ckpt", "--checkpoint-every", "0.5"], tmp_path)
     assert res.returncode == 0, res.stderr
     assert sorted(os.listdir(tmp_path)) == ["o.csv", "o.csv.json"]
+
+
+def test_the_longest_name_runs_end_to_end_with_a_checkpoint_and_a_resume(tmp_path):
+    """230 bytes, the longest --out and --checkpoint names whose temporary and sidecar names fit
+    a 255-byte folder entry: interrupted, resumed, the very bytes of an uninterrupted run."""
+    out, ckpt = "o" * 226 + ".csv", "c" * 225 + ".ckpt"
+    args = ["simulate", "--engine", "gram", "--D", "4000", "--L", "4", "--T", "900", "--record-every", "6",
+            "--test-samples", "200"]
+    assert run(args + ["--out", "plain.csv"], tmp_path).returncode == 0
+    p = subprocess.Popen([BINARY, *args, "--out", out, "--checkpoint", ckpt, "--checkpoint-every", "30"], cwd=tmp_path,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    while not (tmp_path / ckpt).exists() and p.poll() is None:
+        time.sleep(0.001)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=600)
+    assert p.returncode == 130, err
+    res = run(args + ["--out", out, "--resume", ckpt], tmp_path, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / out).read_bytes() == (tmp_path / "plain.csv").read_bytes()
+    assert sidecar_matches(tmp_path, out) and not (tmp_path / ckpt).exists()
 
 
 def sidecar_matches(folder, name="o.csv"):

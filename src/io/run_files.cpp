@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
+
 #include <filesystem>
 
 #include "headspec/atomic_file.hpp"
@@ -25,6 +27,26 @@ bool same_file(const std::string& a, const std::string& b) {
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+// An output is written as ".NAME.tmp.PID.XXXXXX" beside it and renamed (atomic_file.cpp;
+// a PID has at most 7 digits), and --out has its sidecar NAME.json: both names must fit a
+// folder entry and the whole path PATH_MAX, or the run would fail only once it is done.
+constexpr std::size_t kWrittenNameExtra = 20 + 5;
+
+void check_name_lengths(const std::string& path, const fs::path& dir, const std::string& flag) {
+  const std::string target = regular_target(path);
+  const std::string name = fs::path(target.empty() ? path : target).filename().string();
+  long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  if (name_max <= 0) name_max = NAME_MAX;
+  if (name.size() + kWrittenNameExtra > static_cast<std::size_t>(name_max))
+    throw UsageError(fmt::format("{}: the file name is too long ({} bytes; at most {} here, as the temporary and "
+                                 "sidecar names written beside it add {})",
+                                 flag, name.size(), name_max - static_cast<long>(kWrittenNameExtra), kWrittenNameExtra));
+  std::error_code ec;
+  if (fs::absolute(target.empty() ? path : target, ec).string().size() + kWrittenNameExtra >= PATH_MAX)
+    throw UsageError(fmt::format("{}: the path is too long (with the names written beside it, PATH_MAX {})", flag,
+                                 PATH_MAX));
+}
+
 }  // namespace
 
 void check_output_path(const std::string& path, const std::string& flag) {
@@ -36,6 +58,7 @@ void check_output_path(const std::string& path, const std::string& flag) {
   if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("{}: folder '{}' does not exist", flag, dir.string()));
   if (::access(dir.c_str(), W_OK) != 0) throw UsageError(fmt::format("{}: folder '{}' is not writable", flag, dir.string()));
   if (fs::is_directory(p, ec)) throw UsageError(fmt::format("{}: '{}' is a folder", flag, path));
+  check_name_lengths(path, dir, flag);
   if (regular_target(path).empty())
     throw UsageError(fmt::format("{}: '{}' is not a regular file (a device, FIFO or socket): headspec writes only "
                                  "regular files",
