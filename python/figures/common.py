@@ -1,12 +1,15 @@
 """Shared pieces of the figure scripts: running headspec, reading its CSV, saving figures."""
 import concurrent.futures
 import hashlib
+import io
 import json
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -57,6 +60,55 @@ def forward_signals():
             signal.signal(sig, stop)
 
 
+def is_regular_file(path):
+    """Whether path is a regular file, not following a last symbolic link (a FIFO, device or
+    folder is none: reading one could block, docs/cli.md "Output files")."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def check_replaceable(path):
+    """Refuses (status 2, one line) a figure output whose name is taken by a folder, FIFO,
+    device or socket: the driver writes only regular files (a symbolic link's own entry is
+    replaced, never the file it points to)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        sys.stderr.write(f"headspec: error: --out-dir: '{path}' is not a regular file: the figure is not written\n")
+        raise SystemExit(2)
+
+
+def write_whole(path, data):
+    """Writes data (bytes) to path whole: into a new temporary file beside it (created
+    exclusively, so no link or FIFO planted under some name is followed), with the mode the
+    umask gives, then renamed over path. The rename replaces a symbolic link itself, not the
+    file it points to, so nothing outside the output folder is written."""
+    check_replaceable(path)
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def figure_bytes(fig, fmt, **kwargs):
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, **kwargs)
+    return buffer.getvalue()
+
+
 class Figure:
     """One figure's run: where its files go, which binary computes, and what was run."""
 
@@ -78,6 +130,8 @@ class Figure:
         self.sde_runs = 0  # figures 1, 9, 10: runs of the stochastic theory for its band (`figure --sde-runs`)
         self.started = time.time()
         os.makedirs(out_dir, exist_ok=True)
+        for suffix in (".png", ".svg", ".json"):  # before any work (docs/cli.md "Output files")
+            check_replaceable(self.path(suffix))
 
     def path(self, suffix):
         return os.path.join(self.out_dir, f"{self.name}{suffix}")
@@ -105,6 +159,8 @@ class Figure:
         if os.environ.get("HEADSPEC_FIGURE_REUSE") != "1":
             return False
         out = args[args.index("--out") + 1]
+        if not (is_regular_file(out) and is_regular_file(out + ".json")):
+            return False  # a FIFO would block the read; a link may name any file
         try:
             with open(out + ".json") as f:
                 side = json.load(f)
@@ -185,18 +241,15 @@ class Figure:
         """The figure's own derived table (e.g. one value per point and run), written whole:
         DIR/figN{suffix}, a CSV with a header line; not one of `headspec`'s outputs."""
         path = self.path(suffix)
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(",".join(columns) + "\n")
-            for r in rows:
-                f.write(",".join(f"{v:.10g}" if isinstance(v, float) else str(v) for v in r) + "\n")
-        os.replace(tmp, path)
+        lines = [",".join(columns)] + [",".join(f"{v:.10g}" if isinstance(v, float) else str(v) for v in r) for r in rows]
+        write_whole(path, ("\n".join(lines) + "\n").encode())
         return path
 
     def save(self, fig, columns_note=""):
-        fig.savefig(self.path(".png"), dpi=130, bbox_inches="tight")
-        fig.savefig(self.path(".svg"), bbox_inches="tight")
+        png, svg = figure_bytes(fig, "png", dpi=130, bbox_inches="tight"), figure_bytes(fig, "svg", bbox_inches="tight")
         plt.close(fig)
+        write_whole(self.path(".png"), png)
+        write_whole(self.path(".svg"), svg)
         meta = {
             "figure": self.number,
             "quick": self.quick,
@@ -208,10 +261,7 @@ class Figure:
             "reused_outputs": self.reused,
             "seconds": round(time.time() - self.started, 1),
         }
-        tmp = self.path(".json.tmp")
-        with open(tmp, "w") as f:
-            json.dump(meta, f, indent=2)
-        os.replace(tmp, self.path(".json"))
+        write_whole(self.path(".json"), json.dumps(meta, indent=2).encode())
 
 
 def replace_flag(args, flag, value):

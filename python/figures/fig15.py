@@ -17,7 +17,7 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np
 
-from common import select_run
+from common import select_run, write_whole
 
 TARGET = 0.005  # "within 0.005 of ε_Bayes" (docs/figures.md, the claims table)
 ATOMS = "# two atoms of norm 2, 60 degrees apart (weight, theta_1, theta_2)\n0.5 2 0\n0.5 1 1.7320508075688772\n"
@@ -106,8 +106,7 @@ def one_prior(f, s, ax_err, ax_q, name, prior, label):
 def make(f):
     s = sizes(f.quick)
     atoms = f.path("_atoms.txt")
-    with open(atoms, "w") as out:
-        out.write(ATOMS)
+    write_whole(atoms, ATOMS.encode())
     f.parameters = dict(s, L=5, H=2, activation="bsoftmax", readout="learned", lr=1, seed=1,
                         schedules=[sc for sc, _, _ in SCHEDULES] + ["flow"], target=TARGET,
                         priors={"flip": "flip, nu = (2, 2)", "atoms": ATOMS.splitlines()[1:]})

@@ -318,6 +318,44 @@ def test_figure_stops_its_driver_and_children_on_sigterm(tmp_path):
     assert left.strip() == "", left
 
 
+def test_the_figure_driver_writes_no_file_through_a_link_and_opens_no_fifo(tmp_path):
+    """Links named like the figure's own files (fig2.png, .svg, .json) pointing outside the
+    folder: the driver replaces the links and leaves the files they point to as they were. A
+    FIFO named like a figure file is refused before any work (status 2, one line); one named
+    like a sidecar the reuse rule would read is not opened (the command refuses it)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    out = tmp_path / "figs"
+    out.mkdir()
+    for suffix in (".png", ".svg", ".json"):
+        (outside / f"mine{suffix}").write_text("mine")
+        os.symlink(outside / f"mine{suffix}", out / f"fig2{suffix}")
+    quick2 = [BINARY, "figure", "2", "--quick", "--mc-method", "sobol", "--out-dir"]
+    res = subprocess.run(quick2 + [str(out)], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    for suffix in (".png", ".svg", ".json"):
+        assert (outside / f"mine{suffix}").read_text() == "mine"
+        assert stat.S_ISREG(os.lstat(out / f"fig2{suffix}").st_mode)
+    assert (out / "fig2.png").read_bytes()[:4] == b"\x89PNG"
+    assert not [n for n in os.listdir(out) if n.endswith(".tmp")]
+
+    fifo_dir = tmp_path / "fifo"
+    fifo_dir.mkdir()
+    os.mkfifo(fifo_dir / "fig2.svg")
+    res = subprocess.run(quick2 + [str(fifo_dir)], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "fig2.svg" in res.stderr, res.stderr
+    assert sorted(os.listdir(fifo_dir)) == ["fig2.svg"]
+
+    reuse_dir = tmp_path / "reuse"
+    reuse_dir.mkdir()
+    (reuse_dir / "fig2_flip.csv").write_text("run,t\n")
+    os.mkfifo(reuse_dir / "fig2_flip.csv.json")
+    env = dict(os.environ, HEADSPEC_FIGURE_REUSE="1")
+    res = subprocess.run(quick2 + [str(reuse_dir)], capture_output=True, text=True, timeout=600, env=env)
+    assert res.returncode != 0 and "fig2_flip.csv.json" in res.stderr, res.stderr
+    assert stat.S_ISFIFO(os.lstat(reuse_dir / "fig2_flip.csv.json").st_mode)
+
+
 def test_a_damaged_sweep_task_file_is_computed_again(tmp_path):
     args = ["sweep", "--engine", "gram", "--grid", "H=1:2", "--D", "100", "--T", "0.5", "--runs", "2",
             "--out", "o.csv", "--work-dir", "wd"]
