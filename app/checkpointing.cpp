@@ -14,7 +14,8 @@ namespace headspec::app {
 CliCheckpointing::CliCheckpointing(const CheckpointOptions& o, nlohmann::json params)
     : o_(o), params_(std::move(params)) {
   if (!(std::isfinite(o_.checkpoint_every) && o_.checkpoint_every >= 0))
-    throw UsageError(fmt::format("--checkpoint-every: must be > 0, got {}", o_.checkpoint_every));
+    throw UsageError(fmt::format("--checkpoint-every: must be >= 0 (0, the default: only when interrupted), got {}",
+                                 o_.checkpoint_every));
   if (o_.checkpoint.empty()) o_.checkpoint = o_.resume;
   if (o_.checkpoint_every > 0 && o_.checkpoint.empty()) throw UsageError("--checkpoint-every: needs --checkpoint FILE");
   if (o_.checkpoint.empty()) return;

@@ -82,6 +82,14 @@ std::string text(py::handle v) {
   return py::module_::import("os").attr("fspath")(v).cast<std::string>();  // a path
 }
 
+// A text keyword as its flag takes it (app/options.hpp: non_empty_text): '' is refused, not
+// taken as absent (but for the grid of one point), and a NUL, which no argument can hold, too.
+std::string checked_text(std::string s, const std::string& name) {
+  if (s.empty() && name != "grid") throw ParameterError(name, "an empty value (leave the keyword out for its default)");
+  if (s.find('\0') != std::string::npos) throw ParameterError(name, "holds a NUL character, which no file name or flag value can");
+  return s;
+}
+
 // True and False are ints in Python, never a count or a size here (docs/cli.md "Numbers").
 bool is_boolean(py::handle v) {
   return py::isinstance<py::bool_>(v) || py::str(py::type::of(v)).cast<std::string>() == "<class 'numpy.bool_'>";
@@ -127,7 +135,7 @@ void set_from_python(const FieldRef& field, const std::string& name, unsigned fl
           if constexpr (std::is_same_v<T, bool>) *f = flag_value(v);
           else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) *f = integer<T>(v, name);
           else if constexpr (std::is_same_v<T, double>) *f = real(v);
-          else if constexpr (std::is_same_v<T, std::string>) *f = (flags & kNumbersText) ? numbers_text(v) : text(v);
+          else if constexpr (std::is_same_v<T, std::string>) *f = checked_text((flags & kNumbersText) ? numbers_text(v) : text(v), name);
           else *f = is_number(v) ? std::vector<double>{v.cast<double>()} : v.cast<std::vector<double>>();
         },
         field);

@@ -85,6 +85,9 @@ REFUSED = [
     ("out_dash_for_summary", ["sweep", "--engine", "gram", "--grid", "H=1:2", "--D", "100", "--T", "0.2",
                               "--summary", "-"], "--summary"),
     ("figure_out_dir_is_a_file", ["figure", "1", "--quick", "--out-dir", "notes.txt"], "--out-dir"),
+    ("figure_out_dir_empty", ["figure", "1", "--quick", "--out-dir", ""], "--out-dir"),
+    ("figure_out_dir_under_a_file", ["figure", "1", "--quick", "--out-dir", "notes.txt/sub"], "--out-dir"),
+    ("checkpoint_every_negative", GRAM + ["--checkpoint", "c.ckpt", "--checkpoint-every", "-1"], ">= 0"),
     # What would fail only once the run is done (docs/cli.md "Output files"): a name that is not
     # UTF-8 (the sidecar records it as JSON), a name too long for its temporary or sidecar.
     ("out_not_utf8", GRAM + ["--out", os.fsdecode(b"a\xff.csv")], "--out"),

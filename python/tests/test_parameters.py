@@ -184,3 +184,22 @@ def test_library_checks_name_the_keyword(call, keyword):
     with pytest.raises(ValueError, match=f"^keyword {keyword}=: ") as err:
         call()
     assert err.value.parameter == keyword
+
+
+@pytest.mark.parametrize("sub", SUBCOMMANDS)
+def test_text_keywords_refuse_what_their_flags_refuse(sub):
+    """Every text keyword of the table (but sweep's grid, whose '' is the grid of one point)
+    refuses '' as its flag does (`--nu ''`: "an empty value"), and a NUL, which no argument can
+    hold, with ValueError naming the keyword — before anything runs."""
+    call = getattr(headspec, sub)
+    texts = [name for name, (kind, _, _) in cli_flags(sub).items()
+             if kind == "TEXT" and name not in CLI_ONLY and name != "grid"]
+    assert texts
+    for name in texts:
+        keyword = name.replace("-", "_")
+        required = {"grid": "H=1:2"} if sub == "sweep" else {}
+        for value, said in (("", "an empty value"), ("a\x00b", "NUL")):
+            with pytest.raises(ValueError, match=f"^keyword {keyword}=.*{said}"):
+                call(**required, **{keyword: value})
+        res = subprocess.run([BINARY, sub, f"--{name}", ""], capture_output=True, text=True)
+        assert res.returncode == 2 and "an empty value" in res.stderr, (name, res.stderr)
