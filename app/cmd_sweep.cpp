@@ -86,6 +86,9 @@ std::unique_ptr<SweepPlan> prepare(const SweepOptions& o, bool writes) {
         throw UsageError(fmt::format("--work-dir: cannot create '{}': {}", o.work_dir, ec.message()));
     }
     if (::access(dir.c_str(), W_OK) != 0) throw UsageError(fmt::format("--work-dir: folder '{}' is not writable", o.work_dir));
+    std::vector<std::string> keys;
+    for (int task = 0; task < plan->tasks(); ++task) keys.push_back(plan->task_key(task));
+    SweepWorkDir(o.work_dir).check_task_entries(keys);
   }
   return plan;
 }

@@ -64,6 +64,10 @@ class SweepWorkDir {
   /// Number of task files in the folder whose name is not in `keys`' files: results of
   /// other parameters, left alone.
   std::size_t count_other_files(const std::vector<std::string>& keys) const;
+  /// Throws UsageError naming --work-dir if the task file of one of `keys` exists but is not
+  /// a regular file (a folder, FIFO, device or socket, or a link to one): it could be neither
+  /// read nor replaced, so the run would end without its CSV, every time it is run again.
+  void check_task_entries(const std::vector<std::string>& keys) const;
 
  private:
   std::string folder_;

@@ -359,6 +359,29 @@ def test_the_figure_driver_writes_no_file_through_a_link_and_opens_no_fifo(tmp_p
     assert stat.S_ISFIFO(os.lstat(reuse_dir / "fig2_flip.csv.json").st_mode)
 
 
+@pytest.mark.parametrize("kind", ["fifo", "folder", "link_to_fifo"])
+def test_a_task_file_that_is_not_a_file_is_refused_up_front(tmp_path, kind):
+    """A task file of the work folder replaced by a FIFO, a folder or a link to a FIFO could be
+    neither read nor replaced (the sweep used to compute everything and end without its CSV,
+    on every rerun): status 2 naming --work-dir before any work, the folder as it was."""
+    args = ["sweep", "--engine", "gram", "--D", "100", "--T", "0.5", "--grid", "H=1:2", "--work-dir", "wd"]
+    assert run(args + ["--out", "first.csv"], tmp_path).returncode == 0
+    task = sorted((tmp_path / "wd").iterdir())[0]
+    task.unlink()
+    if kind == "fifo":
+        os.mkfifo(task)
+    elif kind == "folder":
+        task.mkdir()
+    else:
+        os.mkfifo(tmp_path / "fifo")
+        os.symlink(tmp_path / "fifo", task)
+    before = snapshot(tmp_path)
+    res = run(args + ["--out", "o.csv"], tmp_path, timeout=30)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith("headspec: error: --work-dir: ") and task.name in res.stderr, res.stderr
+    assert snapshot(tmp_path) == before
+
+
 def test_a_damaged_sweep_task_file_is_computed_again(tmp_path):
     args = ["sweep", "--engine", "gram", "--grid", "H=1:2", "--D", "100", "--T", "0.5", "--runs", "2",
             "--out", "o.csv", "--work-dir", "wd"]

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "headspec/atomic_file.hpp"
 #include "headspec/errors.hpp"
 #include "headspec/input_file.hpp"
 #include "headspec/io.hpp"
@@ -328,6 +329,18 @@ void SweepWorkDir::store(const std::string& key, const Trajectory& trajectory) c
   const std::string body = serialize_trajectory(trajectory);
   write_file_atomic(file_of(key),
                     fmt::format("{}{}\nsha256 {}\n", kTaskHeader, key, sha256_hex(body.data(), body.size())) + body);
+}
+
+void SweepWorkDir::check_task_entries(const std::vector<std::string>& keys) const {
+  for (const auto& key : keys) {
+    const std::string path = file_of(key);
+    std::error_code ec;
+    if (std::filesystem::symlink_status(path, ec).type() == std::filesystem::file_type::not_found) continue;
+    if (regular_target(path).empty())
+      throw UsageError(fmt::format("--work-dir: '{}' is not a regular file (a folder, FIFO, device or socket): "
+                                   "remove it, or give another --work-dir",
+                                   path));
+  }
 }
 
 std::size_t SweepWorkDir::count_other_files(const std::vector<std::string>& keys) const {
