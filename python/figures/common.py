@@ -82,6 +82,18 @@ def check_replaceable(path):
         raise SystemExit(2)
 
 
+def make_out_dir(out_dir):
+    """Makes --out-dir, or refuses it (status 2, one line): '' or a path under a file."""
+    if not out_dir:
+        sys.stderr.write("headspec: error: --out-dir: an empty value (leave the flag out for figures/)\n")
+        raise SystemExit(2)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        sys.stderr.write(f"headspec: error: --out-dir: cannot make the folder '{out_dir}': {e.strerror}\n")
+        raise SystemExit(2)
+
+
 def write_whole(path, data):
     """Writes data (bytes) to path whole: into a new temporary file beside it (created
     exclusively, so no link or FIFO planted under some name is followed), with the mode the
@@ -129,7 +141,7 @@ class Figure:
         self.parameters = {}
         self.sde_runs = 0  # figures 1, 9, 10: runs of the stochastic theory for its band (`figure --sde-runs`)
         self.started = time.time()
-        os.makedirs(out_dir, exist_ok=True)
+        make_out_dir(out_dir)
         for suffix in (".png", ".svg", ".json"):  # before any work (docs/cli.md "Output files")
             check_replaceable(self.path(suffix))
 

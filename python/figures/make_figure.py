@@ -33,14 +33,6 @@ def main(argv=None):
     if a.number not in AVAILABLE:
         sys.stderr.write(f"headspec: error: figure: no figure {a.number} (available: {sorted(AVAILABLE)})\n")
         return 2
-    if not a.out_dir:
-        sys.stderr.write("headspec: error: --out-dir: an empty value (leave the flag out for figures/)\n")
-        return 2
-    try:
-        os.makedirs(a.out_dir, exist_ok=True)
-    except OSError as e:
-        sys.stderr.write(f"headspec: error: --out-dir: cannot make the folder '{a.out_dir}': {e.strerror}\n")
-        return 2
     use_built_module(a.binary)
     from common import Figure, forward_signals
     forward_signals()

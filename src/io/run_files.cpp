@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <climits>
-
 #include <filesystem>
 
 #include "headspec/atomic_file.hpp"
@@ -32,8 +31,9 @@ bool same_file(const std::string& a, const std::string& b) {
 // folder entry and the whole path PATH_MAX, or the run would fail only once it is done.
 constexpr std::size_t kWrittenNameExtra = 20 + 5;
 
-void check_name_lengths(const std::string& path, const fs::path& dir, const std::string& flag) {
-  const std::string target = regular_target(path);
+// `target`: regular_target(path), empty for a path that is not a regular file.
+void check_name_lengths(const std::string& path, const std::string& target, const fs::path& dir,
+                        const std::string& flag) {
   const std::string name = fs::path(target.empty() ? path : target).filename().string();
   long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
   if (name_max <= 0) name_max = NAME_MAX;
@@ -58,8 +58,9 @@ void check_output_path(const std::string& path, const std::string& flag) {
   if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("{}: folder '{}' does not exist", flag, dir.string()));
   if (::access(dir.c_str(), W_OK) != 0) throw UsageError(fmt::format("{}: folder '{}' is not writable", flag, dir.string()));
   if (fs::is_directory(p, ec)) throw UsageError(fmt::format("{}: '{}' is a folder", flag, path));
-  check_name_lengths(path, dir, flag);
-  if (regular_target(path).empty())
+  const std::string target = regular_target(path);
+  check_name_lengths(path, target, dir, flag);
+  if (target.empty())
     throw UsageError(fmt::format("{}: '{}' is not a regular file (a device, FIFO or socket): headspec writes only "
                                  "regular files",
                                  flag, path));

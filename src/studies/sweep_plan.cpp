@@ -119,13 +119,13 @@ void SweepPlan::plan_theory(uint32_t seed) {
                          sde_ ? static_cast<double>(o.D) : 0.0);
 }
 
-// One point per grid combination, its model checked.
 // A file a grid point reads, once (a grid of 10^4 points over one mixture file names it once).
 void SweepPlan::add_grid_input(const std::string& path) {
   const auto same = [&](const NamedFile& f) { return f.path == path; };
   if (std::none_of(grid_input_files_.begin(), grid_input_files_.end(), same)) grid_input_files_.push_back({"--grid", path});
 }
 
+// One point per grid combination, its model checked.
 void SweepPlan::make_points() {
   const SweepSettings& o = settings_;
   axes_ = parse_grid(o.grid, !theory_ || sde_);
